@@ -1,0 +1,79 @@
+# worklist — PGXS build
+#
+#   make && make install          build and install into the server of pg_config
+#   make installcheck             pg_regress, isolation and TAP suites against
+#                                 a running server (PGHOST/PGPORT)
+#   make installcheck-pgtap       pgTAP suite through pg_prove
+#
+# ./run test does all of it on a private throwaway cluster; see README.md.
+
+EXTENSION   = worklist
+EXTVERSION  = 0.1
+MODULE_big  = worklist
+OBJS = \
+	src/worklist.o \
+	src/args.o \
+	src/errors.o \
+	src/spi.o \
+	src/tenant.o \
+	src/task.o \
+	src/ticket.o \
+	src/fold.o \
+	src/run.o \
+	src/runlist.o \
+	src/sweep.o \
+	src/sweeper.o \
+	src/stats.o \
+	src/notify.o
+
+# The install script is assembled from one part per concept.
+INSTALL_PARTS = $(sort $(wildcard sql/parts/*.sql))
+DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+# pg_regress: sql/*.sql against expected/*.out, in a database that has the
+# extension already.
+REGRESS_CORE   = core_tenancy core_security
+REGRESS_TASK   =
+REGRESS_TICKET =
+REGRESS_RUN    =
+REGRESS_SWEEP  =
+REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP)
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+
+# pg_isolation_regress: test/isolation/specs/*.spec
+ISOLATION_CORE   = core_binding
+ISOLATION_TASK   =
+ISOLATION_TICKET =
+ISOLATION_RUN    =
+ISOLATION_SWEEP  =
+ISOLATION = $(ISOLATION_CORE) $(ISOLATION_TASK) $(ISOLATION_TICKET) $(ISOLATION_RUN) $(ISOLATION_SWEEP)
+ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
+
+# TAP: test/t/*.pl, each on clusters of its own
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
+EXTRA_CLEAN = $(DATA_built) output_iso tmp_check results regression.diffs regression.out
+
+# -Wextra minus the warnings PostgreSQL's own headers trip; ./run adds -Werror.
+WERROR ?=
+PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare \
+	-Wno-missing-field-initializers $(WERROR) $(WL_CFLAGS)
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(DATA_built): $(INSTALL_PARTS)
+	cat $(INSTALL_PARTS) > $@
+
+# pgTAP files are plain SQL run by pg_prove in a database of their own.
+PGTAP_DB ?= worklist_pgtap
+installcheck-pgtap:
+	dropdb --if-exists $(PGTAP_DB)
+	createdb $(PGTAP_DB)
+	psql -X -q -v ON_ERROR_STOP=1 -d $(PGTAP_DB) \
+		-c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION $(EXTENSION)'
+	pg_prove -d $(PGTAP_DB) test/pgtap/*.sql
+
+.PHONY: installcheck-pgtap

@@ -1,0 +1,149 @@
+/*-------------------------------------------------------------------------
+ *
+ * args.c
+ *	  Validation of the arguments every verb takes from SQL.
+ *
+ * The contract's rule for identifiers (task ids, actors, roles, case, run,
+ * project and session ids): text, never NULL, not empty, at most 256
+ * characters; anything else is 22023 with a message naming the argument.
+ * Oversized values are judged from their header, before they are
+ * detoasted, so a megabyte-long argument costs nothing to refuse.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "worklist.h"
+
+#include "access/detoast.h"
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+
+/* Is a string of len bytes longer than WL_IDENT_MAX characters? */
+static bool
+ident_too_long(const char *s, Size len)
+{
+	if (len <= WL_IDENT_MAX)
+		return false;
+	if (len > (Size) WL_IDENT_MAX * pg_database_encoding_max_length())
+		return true;
+	return pg_mbstrlen_with_len(s, (int) len) > WL_IDENT_MAX;
+}
+
+/* Refuse an identifier whose raw (undetoasted) size is already too big. */
+static void
+check_raw_size(Datum d, const char *argname)
+{
+	Size		raw = toast_raw_datum_size(d) - VARHDRSZ;
+
+	if (raw == 0)
+		wl_error_bad_arg(argname, "must not be empty");
+	if (raw > (Size) WL_IDENT_MAX * pg_database_encoding_max_length())
+		wl_error_bad_arg(argname, "must be at most 256 characters");
+}
+
+void
+wl_check_ident(text *t, const char *argname)
+{
+	Size		len;
+
+	if (t == NULL)
+		wl_error_bad_arg(argname, "must not be null");
+	len = VARSIZE_ANY_EXHDR(t);
+	if (len == 0)
+		wl_error_bad_arg(argname, "must not be empty");
+	if (ident_too_long(VARDATA_ANY(t), len))
+		wl_error_bad_arg(argname, "must be at most 256 characters");
+}
+
+text *
+wl_arg_ident(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	text	   *t;
+
+	if (PG_ARGISNULL(argno))
+		wl_error_bad_arg(argname, "must not be null");
+	check_raw_size(PG_GETARG_DATUM(argno), argname);
+	t = PG_GETARG_TEXT_PP(argno);
+	wl_check_ident(t, argname);
+	return t;
+}
+
+text *
+wl_arg_ident_opt(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	return wl_arg_ident(fcinfo, argno, argname);
+}
+
+ArrayType *
+wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
+			  bool allow_empty)
+{
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (PG_ARGISNULL(argno))
+		wl_error_bad_arg(argname, "must not be null");
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(arr) > 1)
+		wl_error_bad_arg(argname, "must be a one-dimensional array");
+	if (ARR_ELEMTYPE(arr) != TEXTOID)
+		wl_error_bad_arg(argname, "must be an array of text");
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	if (n == 0 && !allow_empty)
+		wl_error_bad_arg(argname, "must not be empty");
+	for (int i = 0; i < n; i++)
+	{
+		text	   *t;
+		Size		len;
+
+		if (nulls[i])
+			wl_error_bad_arg(argname, "must not contain null elements");
+		t = DatumGetTextPP(elems[i]);
+		len = VARSIZE_ANY_EXHDR(t);
+		if (len == 0)
+			wl_error_bad_arg(argname, "must not contain empty elements");
+		if (ident_too_long(VARDATA_ANY(t), len))
+			wl_error_bad_arg(argname,
+							 "must not contain elements longer than 256 characters");
+	}
+	pfree(elems);
+	pfree(nulls);
+	return arr;
+}
+
+int32
+wl_arg_limit(FunctionCallInfo fcinfo, int argno, int32 dflt, int32 max)
+{
+	int32		lim;
+
+	if (PG_ARGISNULL(argno))
+		return dflt;
+	lim = PG_GETARG_INT32(argno);
+	if (lim < 1)
+		return 1;
+	if (lim > max)
+		return max;
+	return lim;
+}
+
+TimestampTz
+wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		wl_error_bad_arg(argname, "must not be null");
+	return PG_GETARG_TIMESTAMPTZ(argno);
+}
+
+Datum
+wl_arg_required(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		wl_error_bad_arg(argname, "must not be null");
+	return PG_GETARG_DATUM(argno);
+}

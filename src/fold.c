@@ -1,0 +1,4 @@
+/*
+ * fold.c
+ */
+#include "worklist.h"

@@ -1,0 +1,4 @@
+/*
+ * run.c
+ */
+#include "worklist.h"

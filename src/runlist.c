@@ -1,0 +1,4 @@
+/*
+ * runlist.c
+ */
+#include "worklist.h"

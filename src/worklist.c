@@ -1,0 +1,91 @@
+/*-------------------------------------------------------------------------
+ *
+ * worklist.c
+ *	  Module entry point: the settings, then hand-off to each subsystem.
+ *
+ * Where things live:
+ *	  tenant.c		tenant setting, bindings, erasure
+ *	  args.c		argument validation;  errors.c  contract refusals
+ *	  spi.c			prepared statements run as the extension owner
+ *	  task.c		tasks (CONTRACT section 1)
+ *	  ticket.c		tickets: the append-only log and its verbs (section 2)
+ *	  fold.c		the ticket fold (section 2, rules 1-7)
+ *	  run.c			checkpoints, leases and fences (section 3)
+ *	  runlist.c		list_durable_runs and its cursor (section 3)
+ *	  sweep.c		the sweep verb; sweeper.c  the background worker (4)
+ *	  stats.c		shared memory, counters, stats(); notify.c  NOTIFY (5)
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "worklist.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+
+char	   *wl_tenant_setting = NULL;
+bool		wl_notify_enabled = true;
+char	   *wl_database = NULL;
+int			wl_sweep_interval = 1000;
+int			wl_sweep_batch = 500;
+
+extern void wl_sweeper_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomStringVariable("worklist.tenant",
+							   "Tenant whose rows worklist verbs read and write.",
+							   NULL,
+							   &wl_tenant_setting,
+							   "default",
+							   PGC_USERSET,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("worklist.notify",
+							 "Send NOTIFY worklist for every change of a task, ticket or run.",
+							 NULL,
+							 &wl_notify_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("worklist.database",
+							   "Database the sweeper background worker connects to.",
+							   NULL,
+							   &wl_database,
+							   "postgres",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("worklist.sweep_interval",
+							"Time between two ticks of the sweeper.",
+							NULL,
+							&wl_sweep_interval,
+							1000, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("worklist.sweep_batch",
+							"Rows the sweeper settles per transaction.",
+							NULL,
+							&wl_sweep_batch,
+							500, 1, WL_SWEEP_LIMIT_MAX,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("worklist");
+
+	/* pg_upgrade loads libraries only to check them; start nothing then */
+	if (IsBinaryUpgrade)
+		return;
+
+	wl_stats_shmem_init();
+	wl_sweeper_init();
+}

@@ -1,0 +1,222 @@
+/*-------------------------------------------------------------------------
+ *
+ * worklist.h
+ *	  Shared declarations of the worklist extension: settings, SQLSTATEs,
+ *	  argument validation, tenancy, and the SPI layer every verb uses.
+ *
+ * Every verb follows the same shape:
+ *
+ *		tenant = wl_tenant_enter();			-- 22023 empty, 42501 not bound
+ *		... validate arguments (wl_arg_*) ...
+ *		wl_spi_begin(&spi);					-- SPI as the extension owner,
+ *											   search_path pinned
+ *		... wl_exec(&stmt, values, nulls) ...
+ *		wl_spi_end(&spi);
+ *
+ * so the order of checks the contract fixes (tenant, binding, arguments)
+ * holds everywhere, and no verb can be steered by the caller's search_path
+ * or needs the caller to hold any privilege on the tables.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WORKLIST_H
+#define WORKLIST_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/timestamp.h"
+
+/* ----------
+ * SQLSTATEs of the contract (class WL).
+ * ----------
+ */
+#define ERRCODE_WL_NOT_FOUND		MAKE_SQLSTATE('W','L','0','0','1')
+#define ERRCODE_WL_EXCLUDED			MAKE_SQLSTATE('W','L','0','0','2')
+#define ERRCODE_WL_WRONG_ROLE		MAKE_SQLSTATE('W','L','0','0','3')
+#define ERRCODE_WL_NOT_PENDING		MAKE_SQLSTATE('W','L','0','0','4')
+#define ERRCODE_WL_ALREADY_CLAIMED	MAKE_SQLSTATE('W','L','0','0','5')
+#define ERRCODE_WL_NOT_HELD			MAKE_SQLSTATE('W','L','0','0','6')
+#define ERRCODE_WL_STALE_FENCE		MAKE_SQLSTATE('W','L','0','0','7')
+
+/* Longest identifier accepted, in characters. */
+#define WL_IDENT_MAX		256
+
+/* Bounds of every "lim" argument. */
+#define WL_LIMIT_MAX		1000
+#define WL_SWEEP_LIMIT_MAX	100000
+
+/* ----------
+ * Settings (worklist.c)
+ * ----------
+ */
+extern char *wl_tenant_setting;
+extern bool wl_notify_enabled;
+extern char *wl_database;
+extern int	wl_sweep_interval;
+extern int	wl_sweep_batch;
+
+/* ----------
+ * Error reporting (errors.c): one function per refusal, so every verb
+ * words them alike.  All of them raise ERROR and do not return.
+ * ----------
+ */
+extern void wl_error_not_found(const char *what, const char *id) pg_attribute_noreturn();
+extern void wl_error_excluded(const char *id, const char *actor) pg_attribute_noreturn();
+extern void wl_error_wrong_role(const char *id, const char *actor) pg_attribute_noreturn();
+extern void wl_error_not_pending(const char *id, const char *state) pg_attribute_noreturn();
+extern void wl_error_already_claimed(const char *id, const char *holder) pg_attribute_noreturn();
+extern void wl_error_not_held(const char *id, const char *actor, const char *holder) pg_attribute_noreturn();
+extern void wl_error_stale_fence(const char *run, int64 fence,
+								 bool has_current, int64 current) pg_attribute_noreturn();
+extern void wl_error_bad_arg(const char *argname, const char *why) pg_attribute_noreturn();
+
+/* ----------
+ * Arguments (args.c).  Each takes the argument's name as the contract
+ * spells it, which is what an error names.
+ * ----------
+ */
+/* A required identifier: not NULL, not empty, at most 256 characters. */
+extern text *wl_arg_ident(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* An optional identifier: NULL stays NULL, anything else must be valid. */
+extern text *wl_arg_ident_opt(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* Validate an identifier that did not come from an argument slot. */
+extern void wl_check_ident(text *t, const char *argname);
+/*
+ * A text[] of identifiers: not NULL, one-dimensional, no NULL or invalid
+ * element.  allow_empty decides whether '{}' is accepted.
+ */
+extern ArrayType *wl_arg_idents(FunctionCallInfo fcinfo, int argno,
+								const char *argname, bool allow_empty);
+/* A "lim": NULL means dflt; anything else is clamped to [1, max]. */
+extern int32 wl_arg_limit(FunctionCallInfo fcinfo, int argno, int32 dflt, int32 max);
+/* A timestamp that must be given (a "now" or an "at"). */
+extern TimestampTz wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* Any other argument that must not be NULL. */
+extern Datum wl_arg_required(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* A C string copy of a text datum (convenience for messages). */
+#define wl_text_cstr(t)	text_to_cstring(t)
+
+/* ----------
+ * Tenancy (tenant.c)
+ * ----------
+ */
+/*
+ * The tenant of this call after the contract's first two checks: an empty
+ * (or oversized) tenant is 22023, a tenant bound to roles the current user
+ * is not a member of is 42501.  Returns a text datum valid until the end of
+ * the call.
+ */
+extern text *wl_tenant_enter(void);
+/* Same rule without raising: NULL when the current user may not act. */
+extern text *wl_tenant_visible(void);
+/* Is erase_tenant() running in this backend?  (Lets it past append-only.) */
+extern bool wl_erasing;
+
+/* ----------
+ * SPI layer (spi.c)
+ * ----------
+ */
+#define WL_MAX_ARGS 16
+
+/*
+ * A statement prepared once per backend and kept.  Declare one static per
+ * statement; argtypes are built-in types only (an extension type's OID
+ * changes when the extension is dropped and created again; cast to it in
+ * the SQL text instead).
+ */
+typedef struct WlStmt
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[WL_MAX_ARGS];
+	SPIPlanPtr	plan;
+} WlStmt;
+
+typedef struct WlSpi
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	bool		active;
+} WlSpi;
+
+/* Connect SPI and act as the extension owner with search_path pinned. */
+extern void wl_spi_begin(WlSpi *spi);
+/* Undo wl_spi_begin.  On error, transaction abort undoes it instead. */
+extern void wl_spi_end(WlSpi *spi);
+/* Run a kept statement; returns SPI_processed.  Errors on SPI failure. */
+extern uint64 wl_exec(WlStmt *stmt, Datum *values, const char *nulls,
+					  bool read_only, long count);
+/*
+ * Value of column col (1-based) of row row of the last result, copied out
+ * of SPI memory into the caller's (upper) context.  Must be called before
+ * wl_spi_end.
+ */
+extern Datum wl_result_datum(uint64 row, int col, bool *isnull);
+/* Same, as a palloc'd C string in the upper context, or NULL. */
+extern char *wl_result_cstring(uint64 row, int col);
+/*
+ * Append every row of the last result to the set-returning function's
+ * tuplestore.  Column 1 of the result must be a whole-row value of the
+ * function's declared row type.  Call InitMaterializedSRF first.
+ */
+extern void wl_result_to_srf(FunctionCallInfo fcinfo);
+/* The OID of the role that owns the extension's objects. */
+extern Oid	wl_owner(void);
+
+/* ----------
+ * Notifications and counters (notify.c, stats.c)
+ * ----------
+ */
+/* Queue NOTIFY worklist with the contract's payload (no-op when off). */
+extern void wl_notify(const char *tenant, const char *kind,
+					  const char *id, const char *event);
+/* Same for a run, which also names its project and session. */
+extern void wl_notify_run(const char *tenant, const char *project,
+						  const char *session, const char *run,
+						  const char *event);
+
+typedef enum WlCounter
+{
+	WL_COUNT_CLAIMS,
+	WL_COUNT_CLAIM_CONFLICTS,
+	WL_COUNT_TAKE_OVERS,
+	WL_COUNT_LEASE_RECLAIMS,
+	WL_COUNT_STALE_FENCES,
+	WL_COUNT__N
+} WlCounter;
+
+/* Add one to a cumulative counter (no-op when not preloaded). */
+extern void wl_count(WlCounter counter);
+extern void wl_stats_shmem_init(void);
+
+/* ----------
+ * Sweep parts implemented by the task and ticket modules.  Both act on
+ * the given tenant only, lock with SKIP LOCKED, and must be called with
+ * SPI already begun (wl_spi_begin).
+ * ----------
+ */
+typedef struct WlSweepResult
+{
+	int32		denied;
+	int32		proceeded;
+	int32		escalated;
+	int32		tickets_escalated;
+	int32		tickets_confirmed;
+} WlSweepResult;
+
+extern void wl_task_sweep(text *tenant, TimestampTz now, int32 lim,
+						  WlSweepResult *result);
+extern void wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim,
+							   WlSweepResult *result);
+
+/* sweep.c: the sweep_result composite for a function returning one */
+extern Datum wl_sweep_result_datum(FunctionCallInfo fcinfo,
+								   const WlSweepResult *result);
+
+/* worklist.c */
+extern void _PG_init(void);
+
+#endif							/* WORKLIST_H */
