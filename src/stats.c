@@ -6,11 +6,12 @@
  *
  * The counters count what an operator must see to know work was rescued
  * or a stalled writer stopped: claims, claim conflicts, take-overs, lease
- * reclaims and stale-fence refusals.  They live in shared memory, so every
- * backend adds to the same numbers and they start from zero with the
- * server.  They are only kept when the library is preloaded (the space is
- * requested at startup); otherwise stats() reports them as NULL rather
- * than as numbers that would silently miss events.
+ * reclaims and stale-fence refusals.  They are kept per tenant (a tenant
+ * must not learn about another's activity) in a hash table in shared
+ * memory, so every backend adds to the same numbers, and they start from
+ * zero with the server.  They are only kept when the library is preloaded
+ * (the space is requested at startup); otherwise stats() reports them as
+ * NULL rather than as numbers that silently miss events.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,10 +21,12 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "utils/hsearch.h"
 
 bool		wl_preloaded = false;
 
 static WlShared *wl_shared = NULL;
+static HTAB *tenant_counters = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -33,6 +36,9 @@ wl_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WlShared)));
+	RequestAddinShmemSpace(hash_estimate_size(WL_MAX_TENANT_COUNTERS,
+											  sizeof(WlTenantCounters)));
+	RequestNamedLWLockTranche("worklist", 1);
 }
 
 WlShared *
@@ -47,10 +53,24 @@ wl_shared_attach(void)
 	wl_shared = ShmemInitStruct("worklist", sizeof(WlShared), &found);
 	if (!found)
 	{
-		for (int i = 0; i < WL_COUNT__N; i++)
-			pg_atomic_init_u64(&wl_shared->counters[i], 0);
 		SpinLockInit(&wl_shared->mutex);
-		memset(&wl_shared->sweeper, 0, sizeof(wl_shared->sweeper));
+		memset(wl_shared->sweepers, 0, sizeof(wl_shared->sweepers));
+		wl_shared->counters_lock = NULL;
+		wl_shared->counters_full = false;
+		if (wl_preloaded)
+			wl_shared->counters_lock = &(GetNamedLWLockTranche("worklist"))->lock;
+	}
+	if (wl_preloaded)
+	{
+		HASHCTL		info;
+
+		info.keysize = WL_TENANT_KEY_LEN;
+		info.entrysize = sizeof(WlTenantCounters);
+		tenant_counters = ShmemInitHash("worklist tenant counters",
+										WL_MAX_TENANT_COUNTERS,
+										WL_MAX_TENANT_COUNTERS,
+										&info,
+										HASH_ELEM | HASH_STRINGS);
 	}
 	LWLockRelease(AddinShmemInitLock);
 	return wl_shared;
@@ -77,10 +97,60 @@ wl_stats_shmem_init(void)
 	shmem_startup_hook = wl_shmem_startup;
 }
 
+/* Add one to a counter of the current tenant. */
 void
 wl_count(WlCounter counter)
 {
-	if (!wl_preloaded)
+	WlShared   *shared;
+	WlTenantCounters *entry;
+	char		key[WL_TENANT_KEY_LEN];
+	bool		found;
+
+	if (!wl_preloaded || wl_tenant_setting == NULL)
 		return;
-	pg_atomic_fetch_add_u64(&wl_shared_attach()->counters[counter], 1);
+	shared = wl_shared_attach();
+	strlcpy(key, wl_tenant_setting, sizeof(key));
+
+	LWLockAcquire(shared->counters_lock, LW_SHARED);
+	entry = hash_search(tenant_counters, key, HASH_FIND, NULL);
+	if (entry == NULL)
+	{
+		LWLockRelease(shared->counters_lock);
+		LWLockAcquire(shared->counters_lock, LW_EXCLUSIVE);
+		entry = hash_search(tenant_counters, key, HASH_ENTER_NULL, &found);
+		if (entry == NULL)
+			shared->counters_full = true;
+		else if (!found)
+			for (int i = 0; i < WL_COUNT__N; i++)
+				pg_atomic_init_u64(&entry->counters[i], 0);
+	}
+	if (entry)
+		pg_atomic_fetch_add_u64(&entry->counters[counter], 1);
+	LWLockRelease(shared->counters_lock);
+}
+
+bool
+wl_tenant_counters(const char *tenant, uint64 *out)
+{
+	WlShared   *shared;
+	WlTenantCounters *entry;
+	char		key[WL_TENANT_KEY_LEN];
+	bool		kept = true;
+
+	if (!wl_preloaded)
+		return false;
+	shared = wl_shared_attach();
+	strlcpy(key, tenant, sizeof(key));
+
+	LWLockAcquire(shared->counters_lock, LW_SHARED);
+	entry = hash_search(tenant_counters, key, HASH_FIND, NULL);
+	if (entry)
+		for (int i = 0; i < WL_COUNT__N; i++)
+			out[i] = pg_atomic_read_u64(&entry->counters[i]);
+	else if (shared->counters_full)
+		kept = false;			/* it may have counted and had no room */
+	else
+		memset(out, 0, sizeof(uint64) * WL_COUNT__N);
+	LWLockRelease(shared->counters_lock);
+	return kept;
 }

@@ -15,3 +15,39 @@ CREATE FUNCTION worklist.sweep(now timestamptz DEFAULT now(), lim int DEFAULT 10
 	LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION worklist.sweep(timestamptz, int) IS
 	'Apply expiry policies to overdue tasks and run the ticket watchdog, for the current tenant';
+
+CREATE FUNCTION worklist.start_sweeper() RETURNS integer
+	AS 'MODULE_PATHNAME', 'wl_start_sweeper'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.start_sweeper() IS
+	'Start the sweeper background worker for the current database (where the library is not preloaded); returns its pid';
+
+CREATE FUNCTION worklist.sweeper_status(
+	OUT pid integer,
+	OUT database text,
+	OUT started_at timestamptz,
+	OUT last_tick timestamptz,
+	OUT last_duration_ms double precision,
+	OUT ticks bigint,
+	OUT denied bigint,
+	OUT proceeded bigint,
+	OUT escalated bigint,
+	OUT tickets_escalated bigint,
+	OUT tickets_confirmed bigint,
+	OUT last_error text,
+	OUT last_error_at timestamptz)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'wl_sweeper_status'
+	LANGUAGE C VOLATILE;
+
+-- One row per sweeper that ran since server start; pid is NULL once it
+-- has stopped.  Totals count what each sweeper did since it started.
+CREATE VIEW worklist.sweeper_status AS
+	SELECT * FROM worklist.sweeper_status();
+COMMENT ON VIEW worklist.sweeper_status IS
+	'Status of the sweeper background workers: pid, last tick and its duration, totals per action, last error';
+
+REVOKE EXECUTE ON FUNCTION worklist.start_sweeper() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION worklist.sweeper_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION worklist.sweeper_status() TO pg_monitor;
+GRANT SELECT ON worklist.sweeper_status TO pg_monitor;
