@@ -31,22 +31,16 @@ SELECT is(pg_get_expr(proargdefaults, 0),
 	'list_durable_runs defaults')
   FROM pg_proc WHERE oid = 'worklist.list_durable_runs'::regproc;
 
-SELECT results_eq($$
-	SELECT p.proname::text, pg_catalog.format_type(p.prorettype, NULL), p.proretset, p.provolatile::text
-	  FROM pg_proc p
-	 WHERE p.pronamespace = 'worklist'::regnamespace
-	   AND p.proname IN ('write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'delete_checkpoint',
-	                     'prune_checkpoints', 'claim_run', 'release_run', 'list_durable_runs')
-	 ORDER BY 1$$,
-	$$VALUES ('claim_run', 'worklist.run_lease', false, 'v'),
-	         ('delete_checkpoint', 'void', false, 'v'),
-	         ('list_checkpoints', 'worklist.checkpoint', true, 's'),
-	         ('list_durable_runs', 'worklist.durable_run_page', false, 's'),
-	         ('prune_checkpoints', 'integer', false, 'v'),
-	         ('read_checkpoint', 'worklist.checkpoint', false, 's'),
-	         ('release_run', 'void', false, 'v'),
-	         ('write_checkpoint', 'void', false, 'v')$$,
-	'return types and volatility');
+SELECT is(string_agg(format('%s %s%s %s', p.proname, CASE WHEN p.proretset THEN 'setof ' ELSE '' END,
+                             format_type(p.prorettype, NULL), p.provolatile), '; ' ORDER BY p.proname),
+	'claim_run worklist.run_lease v; delete_checkpoint void v; list_checkpoints setof worklist.checkpoint s; '
+	'list_durable_runs worklist.durable_run_page s; prune_checkpoints integer v; '
+	'read_checkpoint worklist.checkpoint s; release_run void v; write_checkpoint void v',
+	'return types and volatility')
+  FROM pg_proc p
+ WHERE p.pronamespace = 'worklist'::regnamespace
+   AND p.proname IN ('write_checkpoint', 'read_checkpoint', 'list_checkpoints', 'delete_checkpoint',
+                     'prune_checkpoints', 'claim_run', 'release_run', 'list_durable_runs');
 
 -- Row types: exact field lists and order.
 CREATE FUNCTION pg_temp.fields(t regtype) RETURNS text LANGUAGE sql AS $$

@@ -12,6 +12,9 @@ SELECT count(worklist.write_checkpoint('p' || (i % 3), 's' || (i % 2), 'r' || lp
                                            THEN '2024-01-01'::timestamptz + (i % 5000) * interval '1 s' END,
                                        park_request => CASE WHEN i % 4 = 0 THEN 'ask' END))
   FROM generate_series(1, 20000) i;
+-- with statistics, as autovacuum keeps them
+ANALYZE worklist.run;
+ANALYZE worklist.run_claim;
 
 -- Run rows the call fetched through indexes; NULL when it scanned the table.
 CREATE FUNCTION pg_temp.fetched(p text, s text, o text, park worklist.park_state[], c text)

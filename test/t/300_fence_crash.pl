@@ -65,7 +65,7 @@ cmp_ok($after_erase, '>', $after, 'a claim after erasure is above every earlier 
 # Copy the runs and leases into a fresh database: its sequence starts at 1.
 $node->safe_psql('postgres', q{
 	SET worklist.tenant = 'crash';
-	SELECT fence FROM worklist.claim_run('p', 's', 'x' || i, 'w', '1 hour', '2024-01-03')
+	SELECT (worklist.claim_run('p', 's', 'x' || i, 'w', '1 hour', '2024-01-03')).fence
 	  FROM generate_series(1, 5) i;
 });
 my $copy_max = $node->safe_psql('postgres', 'SELECT max(fence) FROM worklist.run_claim');
