@@ -384,8 +384,7 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
  * The page statements.  Parameters: $1 tenant, $2 project, $3 session,
  * $4..$8 the key to start after (has run_created_at, run_created_at or
  * '-infinity', run, project, session), $9 park mask, $10 claimed, $11 now.
- * Column 1 is the entry, 2..5 the key of the row.  LIMIT 1001 tells the
- * planner a page is short; the executor stops after lim + 1 rows.
+ * Column 1 is the entry, 2..5 the key of the row.
  */
 #define PARK_BIT \
 	"CASE WHEN r.park_checkpoint_id IS NULL THEN 0" \
@@ -425,34 +424,31 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
 /* keyset conditions and orders: [order: 0 run_id, 1 created_at][scope] */
 #define KEY_ID \
 	"  AND ROW(r.run, r.project, r.session) OPERATOR(pg_catalog.>) ROW($6, $7, $8)" \
-	" ORDER BY r.run, r.project, r.session LIMIT 1001"
+	" ORDER BY r.run, r.project, r.session"
 #define KEY_ID_P \
 	"  AND r.project OPERATOR(pg_catalog.=) $2" \
 	"  AND ROW(r.run, r.session) OPERATOR(pg_catalog.>) ROW($6, $8)" \
-	" ORDER BY r.run, r.session LIMIT 1001"
+	" ORDER BY r.run, r.session"
 #define KEY_ID_PS \
 	"  AND r.project OPERATOR(pg_catalog.=) $2" \
 	"  AND r.session OPERATOR(pg_catalog.=) $3" \
 	"  AND r.run OPERATOR(pg_catalog.>) $6" \
-	" ORDER BY r.run LIMIT 1001"
+	" ORDER BY r.run"
 #define KEY_CREATED \
 	"  AND ROW(" HAS_CREATED ", " CREATED_KEY ", r.run, r.project, r.session)" \
 	"      OPERATOR(pg_catalog.>) ROW($4, $5, $6, $7, $8)" \
-	" ORDER BY " HAS_CREATED ", " CREATED_KEY ", r.run, r.project, r.session" \
-	" LIMIT 1001"
+	" ORDER BY " HAS_CREATED ", " CREATED_KEY ", r.run, r.project, r.session"
 #define KEY_CREATED_P \
 	"  AND r.project OPERATOR(pg_catalog.=) $2" \
 	"  AND ROW(" HAS_CREATED ", " CREATED_KEY ", r.run, r.session)" \
 	"      OPERATOR(pg_catalog.>) ROW($4, $5, $6, $8)" \
-	" ORDER BY " HAS_CREATED ", " CREATED_KEY ", r.run, r.session" \
-	" LIMIT 1001"
+	" ORDER BY " HAS_CREATED ", " CREATED_KEY ", r.run, r.session"
 #define KEY_CREATED_PS \
 	"  AND r.project OPERATOR(pg_catalog.=) $2" \
 	"  AND r.session OPERATOR(pg_catalog.=) $3" \
 	"  AND ROW(" HAS_CREATED ", " CREATED_KEY ", r.run)" \
 	"      OPERATOR(pg_catalog.>) ROW($4, $5, $6)" \
-	" ORDER BY " HAS_CREATED ", " CREATED_KEY ", r.run" \
-	" LIMIT 1001"
+	" ORDER BY " HAS_CREATED ", " CREATED_KEY ", r.run"
 
 /*
  * With a park filter only parked runs can match; saying so lets the
@@ -460,23 +456,33 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
  */
 #define PARKED " AND r.park_checkpoint_id IS NOT NULL"
 
-/* [order][scope: 0 none, 1 project, 2 project and session][park filter] */
-static WlStmt page_stmts[2][3][2] = {
+/*
+ * Each statement comes with four LIMITs, the smallest of which at least
+ * lim + 1 is used: the planner then knows how short a page is and keeps
+ * to the ordered index scan even where a scope holds few runs, which a
+ * generic plan made for 1001 rows would sort instead.  The executor stops
+ * after lim + 1 rows in any case.
+ */
+#define LIMITS(q) \
+	{{q " LIMIT 2", PAGE_ARGTYPES}, {q " LIMIT 11", PAGE_ARGTYPES}, \
+	 {q " LIMIT 101", PAGE_ARGTYPES}, {q " LIMIT 1001", PAGE_ARGTYPES}}
+#define N_LIMITS 4
+static const int32 limits[N_LIMITS] = {2, 11, 101, 1001};
+
+/*
+ * [order][scope: 0 none, 1 project, 2 project and session][park filter]
+ * [limit]
+ */
+static WlStmt page_stmts[2][3][2][N_LIMITS] = {
 	{
-		{{PAGE_SELECT KEY_ID, PAGE_ARGTYPES},
-		{PAGE_SELECT PARKED KEY_ID, PAGE_ARGTYPES}},
-		{{PAGE_SELECT KEY_ID_P, PAGE_ARGTYPES},
-		{PAGE_SELECT PARKED KEY_ID_P, PAGE_ARGTYPES}},
-		{{PAGE_SELECT KEY_ID_PS, PAGE_ARGTYPES},
-		{PAGE_SELECT PARKED KEY_ID_PS, PAGE_ARGTYPES}},
+		{LIMITS(PAGE_SELECT KEY_ID), LIMITS(PAGE_SELECT PARKED KEY_ID)},
+		{LIMITS(PAGE_SELECT KEY_ID_P), LIMITS(PAGE_SELECT PARKED KEY_ID_P)},
+		{LIMITS(PAGE_SELECT KEY_ID_PS), LIMITS(PAGE_SELECT PARKED KEY_ID_PS)},
 	},
 	{
-		{{PAGE_SELECT KEY_CREATED, PAGE_ARGTYPES},
-		{PAGE_SELECT PARKED KEY_CREATED, PAGE_ARGTYPES}},
-		{{PAGE_SELECT KEY_CREATED_P, PAGE_ARGTYPES},
-		{PAGE_SELECT PARKED KEY_CREATED_P, PAGE_ARGTYPES}},
-		{{PAGE_SELECT KEY_CREATED_PS, PAGE_ARGTYPES},
-		{PAGE_SELECT PARKED KEY_CREATED_PS, PAGE_ARGTYPES}},
+		{LIMITS(PAGE_SELECT KEY_CREATED), LIMITS(PAGE_SELECT PARKED KEY_CREATED)},
+		{LIMITS(PAGE_SELECT KEY_CREATED_P), LIMITS(PAGE_SELECT PARKED KEY_CREATED_P)},
+		{LIMITS(PAGE_SELECT KEY_CREATED_PS), LIMITS(PAGE_SELECT PARKED KEY_CREATED_PS)},
 	},
 };
 
@@ -500,6 +506,7 @@ wl_list_durable_runs(PG_FUNCTION_ARGS)
 	bool		entry_byval;
 	char		entry_align;
 	WlStmt	   *stmt;
+	int			bucket;
 	WlSpi		spi;
 	Datum		values[11];
 	char		nulls[11];
@@ -554,8 +561,10 @@ wl_list_durable_runs(PG_FUNCTION_ARGS)
 		elog(ERROR, "entries must be an array");
 	get_typlenbyvalalign(entry_type, &entry_len, &entry_byval, &entry_align);
 
+	for (bucket = 0; limits[bucket] < lim + 1; bucket++)
+		;
 	stmt = &page_stmts[order == 'r' ? 0 : 1][ctx.session ? 2 : ctx.project ? 1 : 0]
-		[ctx.park_mask >= 0 ? 1 : 0];
+		[ctx.park_mask >= 0 ? 1 : 0][bucket];
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = PointerGetDatum(ctx.tenant);
 	values[1] = PointerGetDatum(ctx.project);
