@@ -35,7 +35,7 @@ DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS_CORE   = core_tenancy core_security
 REGRESS_TASK   =
 REGRESS_TICKET =
-REGRESS_RUN    =
+REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
 REGRESS_SWEEP  =
 REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP)
 REGRESS_OPTS = --load-extension=$(EXTENSION)
@@ -44,7 +44,7 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 ISOLATION_CORE   = core_binding
 ISOLATION_TASK   =
 ISOLATION_TICKET =
-ISOLATION_RUN    =
+ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_notify run_concurrent_writes
 ISOLATION_SWEEP  =
 ISOLATION = $(ISOLATION_CORE) $(ISOLATION_TASK) $(ISOLATION_TICKET) $(ISOLATION_RUN) $(ISOLATION_SWEEP)
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)

@@ -1,4 +1,625 @@
-/*
+/*-------------------------------------------------------------------------
+ *
  * run.c
+ *	  Runs: checkpoints, leases and fences (CONTRACT section 3).
+ *
+ * Locking protocol.  Every verb that changes a run's checkpoints first
+ * locks the run's row in worklist.run (FOR NO KEY UPDATE), then, in a
+ * second statement and therefore under a snapshot taken after the lock,
+ * changes the checkpoints and the run's summary columns (count, newest
+ * checkpoint, park) together.  So checkpoint writers of one run are
+ * serialised and the summary always matches the checkpoints it describes,
+ * at every isolation level (under REPEATABLE READ a concurrent change makes
+ * the lock fail with a serialization error instead).
+ *
+ * A fenced write additionally locks the run's lease row FOR SHARE before
+ * anything else and compares its fence with the one it carries.  A claim
+ * updates that row, so a claim and a fenced write of the same run are
+ * serialised: a reclaim that commits first makes the older holder's write
+ * see the new fence and fail with WL007; a write that locked first commits
+ * before the reclaim can proceed.  The lease is locked before the run row,
+ * the order a transaction that claims and then writes takes them in too,
+ * so the two cannot deadlock.  Unfenced writes never touch the lease.
+ *
+ * Fences come from one sequence, worklist.fence_seq.  Before minting,
+ * claim_run checks (in the same statement) that the sequence is not behind
+ * the highest fence stored; if it is (a restore of an older dump, a
+ * promoted logical replica), it locks the sequence against every
+ * transaction that may draw from it, moves it past that fence and tries
+ * again.  See mint_guard_slow_path().
+ *
+ *-------------------------------------------------------------------------
  */
 #include "worklist.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+PG_FUNCTION_INFO_V1(wl_write_checkpoint);
+PG_FUNCTION_INFO_V1(wl_read_checkpoint);
+PG_FUNCTION_INFO_V1(wl_list_checkpoints);
+PG_FUNCTION_INFO_V1(wl_delete_checkpoint);
+PG_FUNCTION_INFO_V1(wl_prune_checkpoints);
+PG_FUNCTION_INFO_V1(wl_claim_run);
+PG_FUNCTION_INFO_V1(wl_release_run);
+
+/* The address of a run: tenant plus the first three arguments. */
+typedef struct RunAddress
+{
+	text	   *tenant;
+	text	   *project;
+	text	   *session;
+	text	   *run;
+} RunAddress;
+
+/* Tenant first, then project, session and run (arguments 0..2). */
+static void
+run_address(FunctionCallInfo fcinfo, RunAddress *addr)
+{
+	addr->tenant = wl_tenant_enter();
+	addr->project = wl_arg_ident(fcinfo, 0, "project");
+	addr->session = wl_arg_ident(fcinfo, 1, "session");
+	addr->run = wl_arg_ident(fcinfo, 2, "run");
+}
+
+static void
+address_values(const RunAddress *addr, Datum *values)
+{
+	values[0] = PointerGetDatum(addr->tenant);
+	values[1] = PointerGetDatum(addr->project);
+	values[2] = PointerGetDatum(addr->session);
+	values[3] = PointerGetDatum(addr->run);
+}
+
+static void
+notify_run(const RunAddress *addr, const char *event)
+{
+	if (!wl_notify_enabled)
+		return;
+	wl_notify_run(text_to_cstring(addr->tenant), text_to_cstring(addr->project),
+				  text_to_cstring(addr->session), text_to_cstring(addr->run),
+				  event);
+}
+
+/* Where-clause fragments for the run key, aliased r / c / l. */
+#define RUN_KEY(a) \
+	" " a ".tenant OPERATOR(pg_catalog.=) $1" \
+	" AND " a ".project OPERATOR(pg_catalog.=) $2" \
+	" AND " a ".session OPERATOR(pg_catalog.=) $3" \
+	" AND " a ".run OPERATOR(pg_catalog.=) $4"
+
+/* Lock the run's row; no row when the run does not exist. */
+static WlStmt lock_run_stmt = {
+	"SELECT true FROM worklist.run r WHERE" RUN_KEY("r")
+	" FOR NO KEY UPDATE",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+
+/*
+ * The newest checkpoint of the run other than $5, and the newest parked
+ * one other than $5: what remains of the summary when checkpoint $5 is
+ * (re)written or deleted.  Each is one probe of an index.
+ */
+#define OTHER_CTES \
+	" other AS (" \
+	"  SELECT c.checkpoint_id, c.created_at FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.<>) $5" \
+	"   ORDER BY c.created_at DESC, c.checkpoint_id DESC LIMIT 1)," \
+	" other_park AS (" \
+	"  SELECT c.checkpoint_id, c.created_at, c.park_request, c.parked_at," \
+	"         c.park_deadline, c.park_resolved_at" \
+	"    FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") " AND c.park_request IS NOT NULL" \
+	"     AND c.checkpoint_id OPERATOR(pg_catalog.<>) $5" \
+	"   ORDER BY c.created_at DESC, c.checkpoint_id DESC LIMIT 1)"
+
+/*
+ * worklist.write_checkpoint(project, session, run, checkpoint_id, body,
+ *		fence, parent_run, created_at, run_created_at, park_request,
+ *		parked_at, park_deadline, park_resolved_at) RETURNS void
+ */
+Datum
+wl_write_checkpoint(PG_FUNCTION_ARGS)
+{
+	/* the run's current fence, locked against claims until commit */
+	static WlStmt fence_stmt = {
+		"SELECT l.fence FROM worklist.run_claim l WHERE" RUN_KEY("l")
+		" FOR SHARE",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+	};
+
+	/*
+	 * Create the run's row or lock it: ON CONFLICT DO UPDATE locks the
+	 * existing row even though its WHERE lets nothing be updated.
+	 */
+	static WlStmt ensure_stmt = {
+		"INSERT INTO worklist.run AS r (tenant, project, session, run)"
+		" VALUES ($1, $2, $3, $4)"
+		" ON CONFLICT (tenant, project, session, run)"
+		" DO UPDATE SET listed = r.listed WHERE false",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+	};
+
+	/*
+	 * Write the checkpoint and bring the summary up to date.  The run row
+	 * is locked, so this statement's snapshot holds every other checkpoint
+	 * of the run; the new newest / parked checkpoint is either $5 or the
+	 * newest other one.
+	 */
+	static WlStmt write_stmt = {
+		"WITH prior AS ("
+		"  SELECT true FROM worklist.run_checkpoint c"
+		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5),"
+		" put AS ("
+		"  INSERT INTO worklist.run_checkpoint AS c"
+		"   (tenant, project, session, run, checkpoint_id, created_at, body,"
+		"    park_request, parked_at, park_deadline, park_resolved_at)"
+		"  VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $12, $13)"
+		"  ON CONFLICT (tenant, project, session, run, checkpoint_id) DO UPDATE"
+		"   SET created_at = EXCLUDED.created_at, body = EXCLUDED.body,"
+		"       park_request = EXCLUDED.park_request, parked_at = EXCLUDED.parked_at,"
+		"       park_deadline = EXCLUDED.park_deadline,"
+		"       park_resolved_at = EXCLUDED.park_resolved_at),"
+		OTHER_CTES ","
+		" pick AS ("
+		"  SELECT o.checkpoint_id AS o_id, o.created_at AS o_at,"
+		"         (o.checkpoint_id IS NULL"
+		"          OR $6 OPERATOR(pg_catalog.>) o.created_at"
+		"          OR ($6 OPERATOR(pg_catalog.=) o.created_at"
+		"              AND $5 OPERATOR(pg_catalog.>) o.checkpoint_id)) AS new_latest,"
+		"         p.checkpoint_id AS p_id, p.park_request AS p_request,"
+		"         p.parked_at AS p_parked, p.park_deadline AS p_deadline,"
+		"         p.park_resolved_at AS p_resolved,"
+		"         ($10 IS NOT NULL"
+		"          AND (p.checkpoint_id IS NULL"
+		"               OR $6 OPERATOR(pg_catalog.>) p.created_at"
+		"               OR ($6 OPERATOR(pg_catalog.=) p.created_at"
+		"                   AND $5 OPERATOR(pg_catalog.>) p.checkpoint_id))) AS new_park"
+		"    FROM (SELECT) one LEFT JOIN other o ON true LEFT JOIN other_park p ON true)"
+		" UPDATE worklist.run r SET"
+		"  parent_run = COALESCE(r.parent_run, $8),"
+		"  run_created_at = COALESCE(r.run_created_at, $9),"
+		"  listed = true,"
+		"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.+)"
+		"    CASE WHEN EXISTS (SELECT FROM prior) THEN 0 ELSE 1 END,"
+		"  latest_checkpoint_id = CASE WHEN k.new_latest THEN $5 ELSE k.o_id END,"
+		"  latest_checkpoint_at = CASE WHEN k.new_latest THEN $6 ELSE k.o_at END,"
+		"  park_checkpoint_id = CASE WHEN k.new_park THEN $5 ELSE k.p_id END,"
+		"  park_request = CASE WHEN k.new_park THEN $10 ELSE k.p_request END,"
+		"  parked_at = CASE WHEN k.new_park THEN $11 ELSE k.p_parked END,"
+		"  park_deadline = CASE WHEN k.new_park THEN $12 ELSE k.p_deadline END,"
+		"  park_resolved_at = CASE WHEN k.new_park THEN $13 ELSE k.p_resolved END"
+		" FROM pick k WHERE" RUN_KEY("r"),
+		13, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+			JSONBOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID,
+		TIMESTAMPTZOID, TIMESTAMPTZOID}
+	};
+	RunAddress addr;
+	text	   *checkpoint_id;
+	Datum		body;
+	bool		fenced;
+	int64		fence = 0;
+	text	   *parent_run;
+	TimestampTz created_at;
+	text	   *park_request;
+	WlSpi		spi;
+	Datum		values[13];
+	char		nulls[13];
+
+	run_address(fcinfo, &addr);
+	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
+	body = wl_arg_required(fcinfo, 4, "body");
+	fenced = !PG_ARGISNULL(5);
+	if (fenced)
+		fence = PG_GETARG_INT64(5);
+	parent_run = wl_arg_ident_opt(fcinfo, 6, "parent_run");
+	created_at = wl_arg_time(fcinfo, 7, "created_at");
+	park_request = wl_arg_ident_opt(fcinfo, 9, "park_request");
+
+	memset(nulls, ' ', sizeof(nulls));
+	address_values(&addr, values);
+
+	wl_spi_begin(&spi);
+
+	if (fenced)
+	{
+		bool		has_current = false;
+		int64		current = 0;
+
+		if (wl_exec(&fence_stmt, values, NULL, false, 0) > 0)
+		{
+			bool		isnull;
+			Datum		d = wl_result_datum(0, 1, &isnull);
+
+			has_current = !isnull;
+			if (has_current)
+				current = DatumGetInt64(d);
+		}
+		if (!has_current || current != fence)
+		{
+			wl_count(WL_COUNT_STALE_FENCES);
+			wl_error_stale_fence(text_to_cstring(addr.run), fence,
+								 has_current, current);
+		}
+	}
+
+	wl_exec(&ensure_stmt, values, NULL, false, 0);
+
+	values[4] = PointerGetDatum(checkpoint_id);
+	values[5] = TimestampTzGetDatum(created_at);
+	values[6] = body;
+	values[7] = PointerGetDatum(parent_run);
+	nulls[7] = parent_run ? ' ' : 'n';
+	values[8] = PG_GETARG_DATUM(8);
+	nulls[8] = PG_ARGISNULL(8) ? 'n' : ' ';
+	values[9] = PointerGetDatum(park_request);
+	nulls[9] = park_request ? ' ' : 'n';
+	for (int i = 10; i <= 12; i++)
+	{
+		values[i] = PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+	if (wl_exec(&write_stmt, values, nulls, false, 0) != 1)
+		elog(ERROR, "run row vanished while locked");
+
+	wl_spi_end(&spi);
+	notify_run(&addr, "checkpointed");
+	PG_RETURN_VOID();
+}
+
+/* The checkpoint row type, with parent_run and run_created_at of the run. */
+#define CHECKPOINT_ROW \
+	"ROW(c.project, c.session, c.run, r.parent_run, c.checkpoint_id," \
+	" c.created_at, r.run_created_at, c.body, c.park_request, c.parked_at," \
+	" c.park_deadline, c.park_resolved_at)::worklist.checkpoint" \
+	" FROM worklist.run_checkpoint c" \
+	" LEFT JOIN worklist.run r ON r.tenant OPERATOR(pg_catalog.=) c.tenant" \
+	"  AND r.project OPERATOR(pg_catalog.=) c.project" \
+	"  AND r.session OPERATOR(pg_catalog.=) c.session" \
+	"  AND r.run OPERATOR(pg_catalog.=) c.run"
+
+/* worklist.read_checkpoint(project, session, run, checkpoint_id) */
+Datum
+wl_read_checkpoint(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT " CHECKPOINT_ROW
+		" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+	};
+	RunAddress addr;
+	WlSpi		spi;
+	Datum		values[5];
+	Datum		result = (Datum) 0;
+	bool		isnull = true;
+
+	run_address(fcinfo, &addr);
+	address_values(&addr, values);
+	values[4] = PointerGetDatum(wl_arg_ident(fcinfo, 3, "checkpoint_id"));
+
+	wl_spi_begin(&spi);
+	if (wl_exec(&stmt, values, NULL, true, 0) > 0)
+		result = wl_result_datum(0, 1, &isnull);
+	wl_spi_end(&spi);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+/* worklist.list_checkpoints(project, session, run) RETURNS SETOF checkpoint */
+Datum
+wl_list_checkpoints(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT " CHECKPOINT_ROW
+		" WHERE" RUN_KEY("c")
+		" ORDER BY c.created_at, c.checkpoint_id",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+	};
+	RunAddress addr;
+	WlSpi		spi;
+	Datum		values[4];
+
+	run_address(fcinfo, &addr);
+	address_values(&addr, values);
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	wl_spi_begin(&spi);
+	wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/* worklist.delete_checkpoint(project, session, run, checkpoint_id) */
+Datum
+wl_delete_checkpoint(PG_FUNCTION_ARGS)
+{
+	/*
+	 * The summary without $5: the newest remaining checkpoints come from
+	 * the statement's snapshot, which still holds $5, hence OTHER_CTES.
+	 */
+	static WlStmt stmt = {
+		"WITH gone AS ("
+		"  DELETE FROM worklist.run_checkpoint c"
+		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
+		"  RETURNING 1),"
+		OTHER_CTES
+		" UPDATE worklist.run r SET"
+		"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) 1,"
+		"  listed = r.checkpoint_count OPERATOR(pg_catalog.>) 1,"
+		"  latest_checkpoint_id = (SELECT o.checkpoint_id FROM other o),"
+		"  latest_checkpoint_at = (SELECT o.created_at FROM other o),"
+		"  park_checkpoint_id = p.checkpoint_id, park_request = p.park_request,"
+		"  parked_at = p.parked_at, park_deadline = p.park_deadline,"
+		"  park_resolved_at = p.park_resolved_at"
+		" FROM (SELECT) one LEFT JOIN other_park p ON true"
+		" WHERE" RUN_KEY("r") " AND EXISTS (SELECT FROM gone)",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+	};
+	RunAddress addr;
+	WlSpi		spi;
+	Datum		values[5];
+	uint64		deleted = 0;
+
+	run_address(fcinfo, &addr);
+	address_values(&addr, values);
+	values[4] = PointerGetDatum(wl_arg_ident(fcinfo, 3, "checkpoint_id"));
+
+	wl_spi_begin(&spi);
+	if (wl_exec(&lock_run_stmt, values, NULL, false, 0) > 0)
+		deleted = wl_exec(&stmt, values, NULL, false, 0);
+	wl_spi_end(&spi);
+
+	if (deleted > 0)
+		notify_run(&addr, "checkpoint_deleted");
+	PG_RETURN_VOID();
+}
+
+/* worklist.prune_checkpoints(project, session, run, keep) RETURNS integer */
+Datum
+wl_prune_checkpoints(PG_FUNCTION_ARGS)
+{
+	/*
+	 * Everything but the newest $5 goes.  What stays is newer than all that
+	 * goes, so the newest checkpoint stays unless nothing does, and the park
+	 * stays unless its checkpoint went (then no parked checkpoint is left).
+	 */
+	static WlStmt stmt = {
+		"WITH doomed AS ("
+		"  SELECT c.checkpoint_id FROM worklist.run_checkpoint c"
+		"   WHERE" RUN_KEY("c")
+		"   ORDER BY c.created_at DESC, c.checkpoint_id DESC OFFSET $5),"
+		" gone AS ("
+		"  DELETE FROM worklist.run_checkpoint c USING doomed d"
+		"   WHERE" RUN_KEY("c")
+		"     AND c.checkpoint_id OPERATOR(pg_catalog.=) d.checkpoint_id"
+		"  RETURNING c.checkpoint_id),"
+		" n AS (SELECT pg_catalog.count(*) AS n FROM gone),"
+		" pk AS ("
+		"  SELECT EXISTS (SELECT FROM gone g, worklist.run r"
+		"   WHERE" RUN_KEY("r")
+		"     AND g.checkpoint_id OPERATOR(pg_catalog.=) r.park_checkpoint_id) AS gone),"
+		" upd AS ("
+		"  UPDATE worklist.run r SET"
+		"   checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) n.n,"
+		"   listed = r.checkpoint_count OPERATOR(pg_catalog.>) n.n,"
+		"   latest_checkpoint_id = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n"
+		"     THEN r.latest_checkpoint_id END,"
+		"   latest_checkpoint_at = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n"
+		"     THEN r.latest_checkpoint_at END,"
+		"   park_checkpoint_id = CASE WHEN p.gone THEN NULL ELSE r.park_checkpoint_id END,"
+		"   park_request = CASE WHEN p.gone THEN NULL ELSE r.park_request END,"
+		"   parked_at = CASE WHEN p.gone THEN NULL ELSE r.parked_at END,"
+		"   park_deadline = CASE WHEN p.gone THEN NULL ELSE r.park_deadline END,"
+		"   park_resolved_at = CASE WHEN p.gone THEN NULL ELSE r.park_resolved_at END"
+		"  FROM n, pk p"
+		"  WHERE" RUN_KEY("r") " AND n.n OPERATOR(pg_catalog.>) 0)"
+		" SELECT n.n::pg_catalog.int4 FROM n",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID}
+	};
+	RunAddress addr;
+	int32		keep;
+	WlSpi		spi;
+	Datum		values[5];
+	int32		deleted = 0;
+
+	run_address(fcinfo, &addr);
+	keep = DatumGetInt32(wl_arg_required(fcinfo, 3, "keep"));
+	if (keep < 0)
+		wl_error_bad_arg("keep", "must not be negative");
+	address_values(&addr, values);
+	values[4] = Int32GetDatum(keep);
+
+	wl_spi_begin(&spi);
+	if (wl_exec(&lock_run_stmt, values, NULL, false, 0) > 0 &&
+		wl_exec(&stmt, values, NULL, false, 0) > 0)
+	{
+		bool		isnull;
+
+		deleted = DatumGetInt32(wl_result_datum(0, 1, &isnull));
+	}
+	wl_spi_end(&spi);
+
+	if (deleted > 0)
+		notify_run(&addr, "pruned");
+	PG_RETURN_INT32(deleted);
+}
+
+/*
+ * The sequence fell behind a stored fence.  Lock it in a mode that waits
+ * for every transaction that drew from it (nextval holds RowExclusiveLock
+ * until the end of the transaction) and keeps new ones from drawing, then
+ * move it past the highest stored fence.  Under that lock nobody can draw
+ * a value between the check and setval, so it only ever moves forward and
+ * no value is handed out twice.  Two transactions that both drew a fence
+ * earlier and both get here deadlock, and one of them fails (40P01): rare,
+ * and clean.
+ */
+static void
+mint_guard_slow_path(void)
+{
+	static WlStmt advance_stmt = {
+		"SELECT pg_catalog.setval('worklist.fence_seq'::pg_catalog.regclass, m.f)"
+		"  FROM (SELECT pg_catalog.max(l.fence) AS f FROM worklist.run_claim l) m,"
+		"       worklist.fence_seq s"
+		" WHERE m.f OPERATOR(pg_catalog.>) (s.last_value OPERATOR(pg_catalog.-)"
+		"       CASE WHEN s.is_called THEN 0 ELSE 1 END)",
+		0, {InvalidOid}
+	};
+	Oid			seq = get_relname_relid("fence_seq",
+										get_namespace_oid("worklist", false));
+
+	if (!OidIsValid(seq))
+		elog(ERROR, "sequence worklist.fence_seq does not exist");
+	LockRelationOid(seq, ShareRowExclusiveLock);
+	wl_exec(&advance_stmt, NULL, NULL, false, 0);
+}
+
+/*
+ * worklist.claim_run(project, session, run, holder, ttl, now)
+ *		RETURNS worklist.run_lease
+ */
+Datum
+wl_claim_run(PG_FUNCTION_ARGS)
+{
+	/*
+	 * ok: the next value of the sequence is above every stored fence (when
+	 * not, nothing is minted and the caller takes the slow path).  The
+	 * lease is taken when nobody holds it, the holder renews it, or it has
+	 * expired (expires_at <= now); a claim that loses leaves no trace but a
+	 * skipped sequence value.
+	 */
+	static WlStmt stmt = {
+		"WITH g AS MATERIALIZED ("
+		"  SELECT (SELECT s.last_value OPERATOR(pg_catalog.-)"
+		"                 CASE WHEN s.is_called THEN 0 ELSE 1 END"
+		"            FROM worklist.fence_seq s)"
+		"         OPERATOR(pg_catalog.>=)"
+		"         COALESCE((SELECT pg_catalog.max(l.fence) FROM worklist.run_claim l), 0)"
+		"         AS ok),"
+		" mk AS ("
+		"  INSERT INTO worklist.run (tenant, project, session, run)"
+		"  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING),"
+		" got AS ("
+		"  INSERT INTO worklist.run_claim AS l"
+		"   (tenant, project, session, run, holder, fence, expires_at)"
+		"  SELECT $1, $2, $3, $4, $5,"
+		"         pg_catalog.nextval('worklist.fence_seq'::pg_catalog.regclass), $7"
+		"    FROM g WHERE g.ok"
+		"  ON CONFLICT (tenant, project, session, run) DO UPDATE"
+		"   SET holder = EXCLUDED.holder, fence = EXCLUDED.fence,"
+		"       expires_at = EXCLUDED.expires_at, released = false,"
+		"       reclaimed = (l.holder OPERATOR(pg_catalog.<>) EXCLUDED.holder"
+		"                    AND NOT l.released)"
+		"   WHERE l.holder OPERATOR(pg_catalog.=) EXCLUDED.holder"
+		"      OR l.expires_at OPERATOR(pg_catalog.<=) $6"
+		"  RETURNING l.holder, l.fence, l.expires_at, l.reclaimed)"
+		" SELECT g.ok,"
+		"        CASE WHEN got.fence IS NOT NULL THEN"
+		"          ROW(got.holder, got.fence, got.expires_at)::worklist.run_lease END,"
+		"        got.reclaimed"
+		"   FROM g LEFT JOIN got ON true",
+		7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+		TIMESTAMPTZOID}
+	};
+	RunAddress addr;
+	text	   *holder;
+	Interval   *ttl;
+	Interval	zero;
+	TimestampTz now;
+	TimestampTz expires_at;
+	WlSpi		spi;
+	Datum		values[7];
+	Datum		lease = (Datum) 0;
+	bool		lease_null = true;
+	bool		reclaimed = false;
+
+	run_address(fcinfo, &addr);
+	holder = wl_arg_ident(fcinfo, 3, "holder");
+	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
+	now = wl_arg_time(fcinfo, 5, "now");
+
+	memset(&zero, 0, sizeof(zero));
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(ttl),
+										  IntervalPGetDatum(&zero))) <= 0)
+		wl_error_bad_arg("ttl", "must be positive");
+	if (TIMESTAMP_NOT_FINITE(now))
+		wl_error_bad_arg("now", "must be finite");
+	expires_at = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+														 TimestampTzGetDatum(now),
+														 IntervalPGetDatum(ttl)));
+	/* a ttl of mixed signs ('1 month -30 days') may still end in the past */
+	if (expires_at <= now)
+		wl_error_bad_arg("ttl", "must be positive");
+
+	address_values(&addr, values);
+	values[4] = PointerGetDatum(holder);
+	values[5] = TimestampTzGetDatum(now);
+	values[6] = TimestampTzGetDatum(expires_at);
+
+	wl_spi_begin(&spi);
+	for (int attempt = 0;; attempt++)
+	{
+		bool		isnull;
+		bool		ok;
+
+		if (wl_exec(&stmt, values, NULL, false, 0) != 1)
+			elog(ERROR, "claim statement returned no row");
+		ok = DatumGetBool(wl_result_datum(0, 1, &isnull));
+		if (ok)
+		{
+			Datum		r = wl_result_datum(0, 3, &isnull);
+
+			reclaimed = !isnull && DatumGetBool(r);
+			lease = wl_result_datum(0, 2, &lease_null);
+			break;
+		}
+		if (attempt >= 2)
+			elog(ERROR, "could not advance worklist.fence_seq past the stored fences");
+		mint_guard_slow_path();
+	}
+	wl_spi_end(&spi);
+
+	if (lease_null)
+		PG_RETURN_NULL();
+	if (reclaimed)
+		wl_count(WL_COUNT_LEASE_RECLAIMS);
+	notify_run(&addr, "claimed");
+	PG_RETURN_DATUM(lease);
+}
+
+/* worklist.release_run(project, session, run, fence, now) RETURNS void */
+Datum
+wl_release_run(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.run_claim l SET expires_at = $6, released = true"
+		" WHERE" RUN_KEY("l")
+		"   AND l.fence OPERATOR(pg_catalog.=) $5"
+		"   AND l.expires_at OPERATOR(pg_catalog.>) $6",
+		6, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}
+	};
+	RunAddress addr;
+	WlSpi		spi;
+	Datum		values[6];
+	uint64		released;
+
+	run_address(fcinfo, &addr);
+	address_values(&addr, values);
+	values[4] = wl_arg_required(fcinfo, 3, "fence");
+	values[5] = TimestampTzGetDatum(wl_arg_time(fcinfo, 4, "now"));
+
+	wl_spi_begin(&spi);
+	released = wl_exec(&stmt, values, NULL, false, 0);
+	wl_spi_end(&spi);
+
+	if (released > 0)
+		notify_run(&addr, "released");
+	PG_RETURN_VOID();
+}

@@ -297,6 +297,7 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 		{"DELETE FROM worklist.ticket WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
 		{"DELETE FROM worklist.task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
 		{"DELETE FROM worklist.run_checkpoint WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
+		{"DELETE FROM worklist.run_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
 		{"DELETE FROM worklist.run WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
 	};
 	text	   *tenant = wl_tenant_enter();
