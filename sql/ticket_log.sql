@@ -24,7 +24,14 @@ DELETE FROM worklist.ticket_event WHERE tenant = 'ticket_log' AND seq = 1;
 \echo :LAST_ERROR_SQLSTATE
 TRUNCATE worklist.ticket_event;
 \echo :LAST_ERROR_SQLSTATE
--- ... nor a ticket, which would orphan its log
+-- ... nor overwrite a ticket's definition or summary (its state is what
+-- the log says, never a column somebody sets) ...
+UPDATE worklist.ticket SET state = 'done' WHERE tenant = 'ticket_log';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE worklist.ticket SET requester = 'ann' WHERE tenant = 'ticket_log';
+\echo :LAST_ERROR_SQLSTATE
+SELECT state, abandoned FROM worklist.open_ticket('k', 'req', 'append-only');
+-- ... nor remove a ticket, which would orphan its log
 DELETE FROM worklist.ticket WHERE tenant = 'ticket_log';
 \echo :LAST_ERROR_SQLSTATE
 TRUNCATE worklist.ticket;
@@ -56,6 +63,8 @@ DELETE FROM worklist.ticket_event;
 TRUNCATE worklist.ticket_event;
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM worklist.ticket;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE worklist.ticket SET state = 'archived';
 \echo :LAST_ERROR_SQLSTATE
 -- nor can it append behind the verbs' back: the policies admit reads only
 INSERT INTO worklist.ticket_event (tenant, ticket, seq, actor, at, kind, value)
@@ -96,8 +105,19 @@ SET worklist.tenant = 'ticket_log';
 SELECT worklist.erase_tenant() AS erased;
 SELECT tenant, count(*) FROM worklist.ticket_event
  WHERE tenant LIKE 'ticket_log%' GROUP BY tenant ORDER BY 1;
--- and the guard is back once it returns
+-- and the guards are back once it returns, or once a verb has written
 DELETE FROM worklist.ticket_event WHERE tenant = 'ticket_log_other';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE worklist.ticket SET state = 'open' WHERE tenant = 'ticket_log_other';
+\echo :LAST_ERROR_SQLSTATE
+-- ... also after a verb failed in the middle of writing: here an event
+-- the owner slipped in takes the arrival number the next append needs
+INSERT INTO worklist.ticket_event (tenant, ticket, seq, actor, at, kind, value)
+VALUES ('ticket_log_other', 'k', 2, 'eve', '2030-01-01', 'participation', 'working');
+SET worklist.tenant = 'ticket_log_other';
+SELECT state FROM worklist.report('k', 'bob', 'blocked', at => '2030-01-02');
+\echo :LAST_ERROR_SQLSTATE
+UPDATE worklist.ticket SET state = 'open' WHERE tenant = 'ticket_log_other';
 \echo :LAST_ERROR_SQLSTATE
 SET worklist.tenant = 'ticket_log_other';
 SELECT worklist.erase_tenant() AS erased;

@@ -25,8 +25,9 @@
  * summary (ticket.h), where the log is folded again.
  *
  * Append-only.  A statement trigger refuses UPDATE, DELETE and TRUNCATE
- * on the log (and DELETE and TRUNCATE on tickets) for every role, owner
- * included, unless erase_tenant() is running in this backend.
+ * on the log and on tickets for every role, owner included, unless
+ * erase_tenant() is running in this backend -- or, for an UPDATE of a
+ * ticket, one of the statements below that write its summary.
  *
  * The watchdog (wl_ticket_watchdog) is the only writer of escalation
  * events and of implicit confirmations; it writes as actor
@@ -63,6 +64,12 @@ PG_FUNCTION_INFO_V1(wl_ticket_log_guard);
 
 #define TICKET_KEY \
 	"t.tenant OPERATOR(pg_catalog.=) $1 AND t.id OPERATOR(pg_catalog.=) $2"
+
+/*
+ * True while a statement of this module that updates worklist.ticket runs,
+ * so the guard trigger lets it through.  Reset on error by PG_FINALLY.
+ */
+static bool ticket_writing = false;
 
 /* A ticket row as the verbs use it. */
 typedef struct TicketRow
@@ -187,6 +194,25 @@ exec_here(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
 	uint64		n = wl_exec(stmt, values, nulls, read_only, count);
 
 	MemoryContextSwitchTo(cxt);
+	return n;
+}
+
+/* exec_here for a statement that updates worklist.ticket rows. */
+static uint64
+exec_ticket_update(WlStmt *stmt, Datum *values, const char *nulls)
+{
+	uint64		n = 0;
+
+	ticket_writing = true;
+	PG_TRY();
+	{
+		n = exec_here(stmt, values, nulls, false, 0);
+	}
+	PG_FINALLY();
+	{
+		ticket_writing = false;
+	}
+	PG_END_TRY();
 	return n;
 }
 
@@ -328,7 +354,7 @@ append_event(text *tenant, TicketRow *row, const WlEvent *ev, WlFold *fold)
 	nulls[14] = fold->has_next_check ? ' ' : 'n';
 	values[15] = PointerGetDatum(wl_fold_serialize(&row->st));
 
-	if (exec_here(&stmt, values, nulls, false, 0) != 1)
+	if (exec_ticket_update(&stmt, values, nulls) != 1)
 		elog(ERROR, "ticket \"%s\" vanished while locked", row->def.id);
 	row->last_seq++;
 }
@@ -775,7 +801,7 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 					v[2] = TimestampTzGetDatum(fold.next_check);
 					if (!fold.has_next_check)
 						nulls[2] = 'n';
-					exec_here(&recheck_stmt, v, nulls, false, 0);
+					exec_ticket_update(&recheck_stmt, v, nulls);
 				}
 				break;
 		}
@@ -793,8 +819,9 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 
 /*
  * Statement trigger, BEFORE UPDATE OR DELETE OR TRUNCATE on
- * worklist.ticket_event and BEFORE DELETE OR TRUNCATE on worklist.ticket:
- * refuses, whoever runs the statement, unless erase_tenant() runs it.
+ * worklist.ticket_event and worklist.ticket: refuses, whoever runs the
+ * statement, unless erase_tenant() runs it -- or, for an UPDATE of
+ * worklist.ticket, a verb of this module writing a summary.
  */
 Datum
 wl_ticket_log_guard(PG_FUNCTION_ARGS)
@@ -807,7 +834,10 @@ wl_ticket_log_guard(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("function \"ticket_log_guard\" must be fired as a trigger")));
+	is_log = strcmp(RelationGetRelationName(trigdata->tg_relation), "ticket_event") == 0;
 	if (wl_erasing)
+		return PointerGetDatum(NULL);
+	if (ticket_writing && !is_log && TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		return PointerGetDatum(NULL);
 
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
@@ -818,13 +848,23 @@ wl_ticket_log_guard(PG_FUNCTION_ARGS)
 		op = "TRUNCATE";
 	else
 		op = "INSERT";
-	is_log = strcmp(RelationGetRelationName(trigdata->tg_relation), "ticket_event") == 0;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("%s on table \"worklist.%s\" is not allowed", op,
-					RelationGetRelationName(trigdata->tg_relation)),
-			 is_log ? errdetail("The ticket log is append-only: no event is ever changed or removed.")
-			 : errdetail("A ticket leaves only with its whole tenant, together with its log."),
-			 errhint("Only worklist.erase_tenant() removes rows, all of one tenant's at once.")));
+	if (is_log)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s on table \"worklist.ticket_event\" is not allowed", op),
+				 errdetail("The ticket log is append-only: no event is ever changed or removed."),
+				 errhint("Only worklist.erase_tenant() removes events, every one of a tenant at once.")));
+	else if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("UPDATE on table \"worklist.ticket\" is not allowed"),
+				 errdetail("A ticket's definition never changes, and its summary is written only with the event it summarises."),
+				 errhint("Change a ticket through worklist.report, worklist.close_ticket or worklist.sweep.")));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s on table \"worklist.ticket\" is not allowed", op),
+				 errdetail("A ticket leaves only with its whole tenant, together with its log."),
+				 errhint("Only worklist.erase_tenant() removes tickets, every one of a tenant at once.")));
 	return PointerGetDatum(NULL);
 }

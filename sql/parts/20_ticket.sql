@@ -69,16 +69,17 @@ CREATE TABLE worklist.ticket_event (
 	CONSTRAINT ticket_event_at CHECK (isfinite(at))
 );
 
--- Append-only: no UPDATE, DELETE or TRUNCATE of the log, and no DELETE or
--- TRUNCATE of a ticket, by anybody, unless erase_tenant() is running.
+-- Append-only: no UPDATE, DELETE or TRUNCATE of the log or of a ticket,
+-- by anybody, unless erase_tenant() is running -- or, for an UPDATE of a
+-- ticket, the verbs writing its summary.
 CREATE FUNCTION worklist.ticket_log_guard() RETURNS trigger
 	AS 'MODULE_PATHNAME', 'wl_ticket_log_guard'
 	LANGUAGE C;
 CREATE TRIGGER append_only
 	BEFORE UPDATE OR DELETE OR TRUNCATE ON worklist.ticket_event
 	FOR EACH STATEMENT EXECUTE FUNCTION worklist.ticket_log_guard();
-CREATE TRIGGER erase_only
-	BEFORE DELETE OR TRUNCATE ON worklist.ticket
+CREATE TRIGGER verbs_only
+	BEFORE UPDATE OR DELETE OR TRUNCATE ON worklist.ticket
 	FOR EACH STATEMENT EXECUTE FUNCTION worklist.ticket_log_guard();
 
 CREATE TYPE worklist.ticket_fold AS (

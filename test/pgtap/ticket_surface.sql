@@ -2,7 +2,7 @@
 -- return types, volatility, PUBLIC access), the log's guards as seen by a
 -- role that was granted every privilege, and the refusals.
 BEGIN;
-SELECT plan(41);
+SELECT plan(42);
 
 -- Types
 SELECT enum_has_labels('worklist', 'participation',
@@ -62,8 +62,8 @@ SELECT is(
 -- Storage: the guards and the indexes the watchdog and overdue_tickets use
 SELECT trigger_is('worklist', 'ticket_event', 'append_only', 'worklist', 'ticket_log_guard',
 	'the log has its append-only trigger');
-SELECT trigger_is('worklist', 'ticket', 'erase_only', 'worklist', 'ticket_log_guard',
-	'tickets have their erase-only trigger');
+SELECT trigger_is('worklist', 'ticket', 'verbs_only', 'worklist', 'ticket_log_guard',
+	'tickets have their verbs-only trigger');
 SELECT has_index('worklist', 'ticket', 'ticket_overdue', ARRAY['tenant', 'overdue_from', 'id'],
 	'partial index for overdue_tickets');
 SELECT has_index('worklist', 'ticket', 'ticket_watchdog', ARRAY['tenant', 'next_check', 'id'],
@@ -86,6 +86,8 @@ SELECT throws_ok($$DELETE FROM worklist.ticket_event$$, '42501', NULL,
 	'DELETE from the log is refused even with the privilege');
 SELECT throws_ok($$TRUNCATE worklist.ticket_event$$, '42501', NULL,
 	'TRUNCATE of the log is refused even with the privilege');
+SELECT throws_ok($$UPDATE worklist.ticket SET state = 'done'$$, '42501', NULL,
+	'a ticket''s state cannot be overwritten even with the privilege');
 SELECT throws_ok($$INSERT INTO worklist.ticket_event (tenant, ticket, seq, actor, at, kind, value)
                    VALUES ('tap_surface', 'k', 2, 'ann', now(), 'participation', 'working')$$, '42501', NULL,
 	'inserting behind the verbs is refused');
