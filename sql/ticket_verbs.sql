@@ -269,4 +269,31 @@ SELECT p.proname, p.provolatile
                      'ticket_history', 'overdue_tickets')
  ORDER BY 1;
 
+-- search_path tricks change nothing: an "=" for text and a "<=" for
+-- timestamptz that are always true, and a lookalike now(), first on the
+-- path.
+SELECT ticket, overdue FROM worklist.open_ticket('k5', 'req', 'not due before 2031',
+	open_deadline => '2031-01-01');
+SET worklist.tenant = 'ticket_verbs_other';
+SELECT ticket, overdue FROM worklist.open_ticket('other', 'req', 'another tenant''s');
+SET worklist.tenant = 'ticket_verbs';
+CREATE SCHEMA ticket_evil;
+CREATE FUNCTION ticket_evil.yes(text, text) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+CREATE FUNCTION ticket_evil.yes(timestamptz, timestamptz) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+CREATE OPERATOR ticket_evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = ticket_evil.yes);
+CREATE OPERATOR ticket_evil.<= (LEFTARG = timestamptz, RIGHTARG = timestamptz, FUNCTION = ticket_evil.yes);
+CREATE FUNCTION ticket_evil.now() RETURNS timestamptz LANGUAGE sql AS $$SELECT 'epoch'::timestamptz$$;
+SET search_path = ticket_evil, pg_catalog, public;
+SELECT 'a'::text = 'b'::text AS hijacked_equals, now() = 'epoch' AS hijacked_now;
+SELECT ticket, state, overdue FROM worklist.ticket_state('k4', '2000-01-01');
+SELECT count(*) AS history_k2 FROM worklist.ticket_history('k2');
+SELECT count(*) AS overdue, count(*) FILTER (WHERE ticket OPERATOR(pg_catalog.=) ANY ('{k5,other}')) AS wrongly
+  FROM worklist.overdue_tickets('2030-01-01 12:00');
+SELECT state, live_actors FROM worklist.report('k2', 'cy', 'blocked', at => '2030-01-03');
+SELECT tickets_escalated FROM worklist.sweep('2000-01-01');
+RESET search_path;
+DROP SCHEMA ticket_evil CASCADE;
+
 SELECT worklist.erase_tenant() > 0 AS erased;
+SET worklist.tenant = 'ticket_verbs_other';
+SELECT worklist.erase_tenant() AS erased_other;

@@ -75,6 +75,8 @@ CREATE TABLE worklist.ticket_event (
 CREATE FUNCTION worklist.ticket_log_guard() RETURNS trigger
 	AS 'MODULE_PATHNAME', 'wl_ticket_log_guard'
 	LANGUAGE C;
+COMMENT ON FUNCTION worklist.ticket_log_guard() IS
+	'Trigger keeping the ticket log append-only and tickets written by the verbs only';
 CREATE TRIGGER append_only
 	BEFORE UPDATE OR DELETE OR TRUNCATE ON worklist.ticket_event
 	FOR EACH STATEMENT EXECUTE FUNCTION worklist.ticket_log_guard();
@@ -160,6 +162,10 @@ CREATE FUNCTION worklist.fold_final(internal, worklist.ticket_event, worklist.ti
 	RETURNS worklist.ticket_fold
 	AS 'MODULE_PATHNAME', 'wl_fold_final'
 	LANGUAGE C IMMUTABLE;
+COMMENT ON FUNCTION worklist.fold_step(internal, worklist.ticket_event, worklist.ticket, timestamptz) IS
+	'Transition function of worklist.fold';
+COMMENT ON FUNCTION worklist.fold_final(internal, worklist.ticket_event, worklist.ticket, timestamptz) IS
+	'Final function of worklist.fold';
 CREATE AGGREGATE worklist.fold(e worklist.ticket_event, t worklist.ticket, now timestamptz) (
 	SFUNC = worklist.fold_step,
 	STYPE = internal,
