@@ -17,15 +17,15 @@
  *			  actor's delivered / abandoned and marks it unauthorized.
  *	  rule 4  close_cmp() picks the winning authorized outcome; each actor
  *			  keeps the participation that was current at its `at` (cut).
- *	  rule 5  wl_fold_judge() / fold_values(): explicit or implicit
+ *	  rule 5  wl_fold_judge() / wl_fold_values(): explicit or implicit
  *			  confirmation; the implicit one is written by the watchdog
  *			  into its event and read back from there.
  *	  rule 6  wl_fold_judge(): the deadline and when the ticket is overdue.
  *	  rule 7  escalations only feed escalation_rung.
  *
- * Actor names, reasons and every array of actors are ordered by code point
- * (strcmp on the UTF-8 bytes), never by a collation, so the fold is the same
- * in every database.
+ * Actor names, reasons and every array of actors are ordered by strcmp on
+ * their bytes (code-point order in UTF-8), never by a collation, so the
+ * fold is the same in every database.
  *
  * Instants the watchdog computes (at + ladder[r], last + confirm_window)
  * are added in UTC and saturate at infinity instead of failing, so they do
