@@ -34,7 +34,7 @@ DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
 # extension already.
 REGRESS_CORE   = core_tenancy core_security
 REGRESS_TASK   =
-REGRESS_TICKET =
+REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
 REGRESS_SWEEP  =
 REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP)
@@ -43,7 +43,7 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 # pg_isolation_regress: test/isolation/specs/*.spec
 ISOLATION_CORE   = core_binding
 ISOLATION_TASK   =
-ISOLATION_TICKET =
+ISOLATION_TICKET = ticket_concurrency ticket_notify
 ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_notify run_concurrent_writes
 ISOLATION_SWEEP  =
 ISOLATION = $(ISOLATION_CORE) $(ISOLATION_TASK) $(ISOLATION_TICKET) $(ISOLATION_RUN) $(ISOLATION_SWEEP)
