@@ -75,6 +75,9 @@ SELECT worklist.write_checkpoint('p', 's', 'r', 'after-release', '{}', fence => 
 -- a second release does nothing: expires_at does not move
 SELECT worklist.release_run('p', 's', 'r', :f3, '2024-01-01 00:16:25');
 SELECT claim_expires_at FROM pg_temp.claim('p', 's', 'r', '2024-01-01 00:16:25');
+-- not even when it names an instant before the first release
+SELECT worklist.release_run('p', 's', 'r', :f3, '2024-01-01 00:16:05');
+SELECT claim_expires_at FROM pg_temp.claim('p', 's', 'r', '2024-01-01 00:16:05');
 -- a released run can be claimed at once, by anybody
 SELECT fence > :f3 AS higher, holder, expires_at
   FROM worklist.claim_run('p', 's', 'r', 'w3', '1 hour', '2024-01-01 00:16:20');

@@ -602,6 +602,7 @@ wl_release_run(PG_FUNCTION_ARGS)
 		"UPDATE worklist.run_claim l SET expires_at = $6, released = true"
 		" WHERE" RUN_KEY("l")
 		"   AND l.fence OPERATOR(pg_catalog.=) $5"
+		"   AND NOT l.released"
 		"   AND l.expires_at OPERATOR(pg_catalog.>) $6",
 		6, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}
 	};

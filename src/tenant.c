@@ -145,6 +145,13 @@ tenant_allowed(const char *tenant)
 	bool		allowed;
 
 	register_callbacks();
+
+	/*
+	 * A binding committed by another session must count from our next call
+	 * even inside an open transaction, where no new lock would make us
+	 * read the invalidation queue otherwise.
+	 */
+	AcceptInvalidationMessages();
 	if (cache_valid && cache_user == user && strcmp(cache_tenant, tenant) == 0)
 		return cache_allowed;
 
