@@ -51,3 +51,9 @@ REVOKE EXECUTE ON FUNCTION worklist.start_sweeper() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.sweeper_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION worklist.sweeper_status() TO pg_monitor;
 GRANT SELECT ON worklist.sweeper_status TO pg_monitor;
+
+CREATE FUNCTION worklist.stats() RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'wl_stats'
+	LANGUAGE C STABLE;
+COMMENT ON FUNCTION worklist.stats() IS
+	'For the current tenant: tasks per state, oldest pending age, overdue tasks, tickets per state, runs, live leases, and cumulative counters since server start';
