@@ -28,7 +28,7 @@ SELECT p.oid::regprocedure AS not_for_public
   FROM pg_proc p
  WHERE p.pronamespace = 'worklist'::regnamespace
    AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text;
 
 -- No SECURITY DEFINER function without a pinned search_path.
 SELECT p.oid::regprocedure AS unpinned_definer
