@@ -33,7 +33,7 @@ DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
 REGRESS_CORE   = core_tenancy core_security
-REGRESS_TASK   =
+REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
 REGRESS_TICKET =
 REGRESS_RUN    =
 REGRESS_SWEEP  =
@@ -42,7 +42,8 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # pg_isolation_regress: test/isolation/specs/*.spec
 ISOLATION_CORE   = core_binding
-ISOLATION_TASK   =
+ISOLATION_TASK   = task_claim_race task_claim_next task_take_over \
+	task_complete_sweep task_escalate_complete task_withdraw_claim task_notify
 ISOLATION_TICKET =
 ISOLATION_RUN    =
 ISOLATION_SWEEP  =
