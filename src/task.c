@@ -131,7 +131,8 @@ lock_task(text *tenant, text *id, text *actor, ArrayType *roles, TaskFacts *f)
 		" $3" EQ "ANY (t.excluded), " AUDIENCE("t", "$4")
 		" FROM worklist.task t WHERE " KEY("t")
 		" FOR NO KEY UPDATE OF t",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID}
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
 	};
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
@@ -203,11 +204,13 @@ wl_open_task(PG_FUNCTION_ARGS)
 		" ON CONFLICT (tenant, id) DO NOTHING"
 		" RETURNING t",
 		11, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, JSONBOID,
-		INT4OID, TIMESTAMPTZOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID}
+		INT4OID, TIMESTAMPTZOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID},
+		.generic = true
 	};
 	static WlStmt existing = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	Datum		values[11];
@@ -273,7 +276,8 @@ wl_task(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -310,7 +314,8 @@ wl_claim(PG_FUNCTION_ARGS)
 		" WHERE " KEY("t") " AND " CLAIMABLE("t")
 		" AND " NOT_EXCLUDED("t", "$3") " AND " AUDIENCE("t", "$4")
 		" RETURNING t",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID}
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -396,7 +401,8 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		" AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2")
 		QUEUE_ORDER("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED)"
 		" RETURNING t, t.id",
-		3, {TEXTOID, TEXTOID, TEXTARRAYOID}
+		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
@@ -445,7 +451,8 @@ wl_release(PG_FUNCTION_ARGS)
 		" state = CASE WHEN t.state" EQ STATE("claimed")
 		" THEN " STATE("open") " ELSE t.state END"
 		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
-		3, {TEXTOID, TEXTOID, TEXTOID}
+		3, {TEXTOID, TEXTOID, TEXTOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -505,7 +512,8 @@ wl_take_over(PG_FUNCTION_ARGS)
 		" AND t.holder" EQ "$3 AND t.holder OPERATOR(pg_catalog.<>) $4"
 		" AND " NOT_EXCLUDED("t", "$4") " AND " AUDIENCE("t", "$5")
 		" RETURNING t",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID}
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -588,7 +596,8 @@ wl_complete(PG_FUNCTION_ARGS)
 		"UPDATE worklist.task t SET state = " STATE("completed") ","
 		" settled_at = pg_catalog.now(), decided_by = $3, decision = $4"
 		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
-		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID}
+		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -653,7 +662,8 @@ wl_set_state(PG_FUNCTION_ARGS)
 		"UPDATE worklist.task t SET state = $3::worklist.task_state,"
 		" settled_at = pg_catalog.now()"
 		" WHERE " KEY("t") " AND " PENDING("t"),
-		3, {TEXTOID, TEXTOID, TEXTOID}
+		3, {TEXTOID, TEXTOID, TEXTOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -712,11 +722,13 @@ escalate_task(text *tenant, text *id, bool *escalated)
 		" holder = NULL, claimed_at = NULL"
 		" WHERE " KEY("t") " AND " OPEN_OR_CLAIMED("t")
 		" RETURNING t",
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID},
+		.generic = true
 	};
 	static WlStmt current = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID},
+		.generic = true
 	};
 	Datum		values[2];
 	bool		isnull;
@@ -767,7 +779,8 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 		" WHERE t.tenant" EQ "$1 AND t.id" EQ "ANY ($3)"
 		" AND t.run_id" EQ "$2 AND " PENDING("t")
 		" RETURNING t.id",
-		3, {TEXTOID, TEXTOID, TEXTARRAYOID}
+		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *run_id = wl_arg_ident(fcinfo, 0, "run_id");
@@ -804,7 +817,8 @@ wl_queue(PG_FUNCTION_ARGS)
 		" AND " AUDIENCE("t", "$2")
 		" AND ($3 IS NULL OR " NOT_EXCLUDED("t", "$3") ")"
 		QUEUE_ORDER("t") " LIMIT $4",
-		4, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID}
+		4, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	ArrayType  *roles = wl_arg_idents(fcinfo, 0, "roles", true);
@@ -841,7 +855,8 @@ wl_for_case(PG_FUNCTION_ARGS)
 		"SELECT t FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " PENDING("t")
 		QUEUE_ORDER("t"),
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *case_id = wl_arg_ident(fcinfo, 0, "case_id");
@@ -866,7 +881,8 @@ wl_open_count(PG_FUNCTION_ARGS)
 	static WlStmt stmt = {
 		"SELECT pg_catalog.count(*) FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND " PENDING("t"),
-		1, {TEXTOID}
+		1, {TEXTOID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	Datum		values[1];
@@ -891,7 +907,8 @@ wl_overdue(PG_FUNCTION_ARGS)
 		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
 		" AND t.due_at OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY t.due_at, t.id LIMIT $3",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID}
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
 	TimestampTz now = wl_arg_time(fcinfo, 0, "now");
@@ -948,7 +965,8 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 		" ORDER BY d.due_at, d.id LIMIT $3"
 		" FOR NO KEY UPDATE OF d SKIP LOCKED))"
 		" RETURNING t.id, t.expiry_policy::pg_catalog.text",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID}
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true
 	};
 #undef ESCALATES
 	Datum		values[3];
