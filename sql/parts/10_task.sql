@@ -58,6 +58,16 @@ CREATE INDEX task_overdue ON worklist.task
 
 -- withdraw_run looks tasks up by id, through the primary key.
 
+-- Every claim and every settlement leaves a dead entry at the head of
+-- task_claimable, where the next claim_next starts its scan; only VACUUM
+-- removes them.  Vacuum the table after a fixed number of changes rather
+-- than a fraction of its (mostly settled, ever growing) size, so that the
+-- head stays short however much history the table keeps.
+ALTER TABLE worklist.task SET (
+	autovacuum_vacuum_scale_factor = 0,
+	autovacuum_vacuum_threshold = 2000
+);
+
 CREATE FUNCTION worklist.open_task(
 		id text,
 		case_id text,

@@ -2,7 +2,7 @@
 -- defaults, return types, volatility, privileges), tenancy through the
 -- verbs, and immunity to search_path tricks.
 BEGIN;
-SELECT plan(38);
+SELECT plan(39);
 
 -- Signatures: argument names, order and defaults exactly as the contract.
 SELECT results_eq(
@@ -81,6 +81,10 @@ SELECT is(
 	  WHERE i.indrelid = 'worklist.task'::regclass AND i.indpred IS NOT NULL),
 	ARRAY['task_claimable', 'task_overdue', 'task_pending_case'],
 	'the lists are served by partial indexes');
+SELECT is(
+	(SELECT reloptions FROM pg_class WHERE oid = 'worklist.task'::regclass),
+	ARRAY['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=2000'],
+	'the task table is vacuumed after a fixed number of changes, not a fraction of its size');
 
 -- Privileges: PUBLIC may run every task verb but take_over and set_state.
 SELECT function_privs_are('worklist', 'take_over', ARRAY['text', 'text', 'text', 'text[]'],
