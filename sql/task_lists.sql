@@ -160,6 +160,13 @@ SELECT id, state FROM worklist.task t
  WHERE tenant = 'task_lists' AND id LIKE 'd-late%' ORDER BY id;
 SELECT * FROM worklist.sweep(NULL);
 \echo :LAST_ERROR_SQLSTATE
+-- The escalate policy does what escalate() does: a claimed task loses
+-- its holder.
+SELECT id FROM worklist.open_task('d-held', 'k', '{r}', due_at => '2031-01-01 00:00+00',
+	expiry_policy => 'escalate');
+SELECT holder FROM worklist.claim('d-held', 'bob', '{r}');
+SELECT * FROM worklist.sweep('2031-01-01 00:00+00');
+SELECT id, state, holder, claimed_at, settled_at, decision FROM worklist.task('d-held');
 -- A tenant's sweep never touches another tenant's tasks.
 SELECT id FROM worklist.open_task('d-late3', 'k', '{r}', due_at => '2031-01-01 00:00+00');
 SET worklist.tenant = 'task_lists_b';
@@ -167,6 +174,15 @@ SELECT * FROM worklist.sweep('infinity', 100000);
 SELECT count(*) FROM worklist.overdue('infinity');
 SET worklist.tenant = 'task_lists';
 SELECT id, state FROM worklist.overdue('infinity');
+
+SELECT worklist.erase_tenant();
+
+-- Limits are clamped at 1000, never an error.
+SELECT count(*) FROM generate_series(1, 1001) g,
+	worklist.open_task('many-' || g, 'k', '{r}', due_at => '2030-01-01');
+SELECT count(*) AS queue_5000 FROM worklist.queue('{r}', 5000);
+SELECT count(*) AS overdue_5000 FROM worklist.overdue('2030-01-01', 5000);
+SELECT * FROM worklist.sweep('2030-01-01', 2147483647);
 
 SELECT worklist.erase_tenant();
 RESET worklist.tenant;
