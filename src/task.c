@@ -29,6 +29,11 @@
  * caller is claiming, or a reviewer is settling, is passed over and the
  * rows behind it are reached instead.
  *
+ * Every statement runs its generic plan (.generic): each is driven by the
+ * task's key or by one of the partial indexes on pending rows, so planning
+ * it again with the actual values would cost a planning per call and gain
+ * nothing.
+ *
  * Counters: every claim that changes who holds a task counts as a claim
  * (claim, claim_next; a same-holder re-claim changes nothing and is not
  * counted), every WL005 as a claim conflict, every take-over that moves a
@@ -174,9 +179,13 @@ notify_task(text *tenant, text *id, const char *event)
 	wl_notify(text_to_cstring(tenant), "task", text_to_cstring(id), event);
 }
 
-/* Run an UPDATE that a locked read has just shown must match one row. */
+/*
+ * Run a verb's UPDATE again, after a locked read showed that it can match
+ * now.  With the row locked it cannot miss; should it miss MAX_ATTEMPTS
+ * times all the same, give up rather than loop.
+ */
 static void
-exec_must_match(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
+retry_update(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
 {
 	if (attempt >= MAX_ATTEMPTS)
 		elog(ERROR, "task changed under its row lock");
@@ -228,16 +237,20 @@ wl_open_task(PG_FUNCTION_ARGS)
 	values[4] = PointerGetDatum(wl_arg_ident_opt(fcinfo, 3, "run_id"));
 	if (PG_ARGISNULL(3))
 		nulls[4] = 'n';
-	/* payload, priority, due_at, expiry_policy: NULL means the default */
-	for (int i = 4; i <= 7; i++)
+	/*
+	 * payload, priority, due_at and expiry_policy (arguments 4 to 7,
+	 * parameters $6 to $9): NULL means the default, which the statement
+	 * supplies.
+	 */
+	for (int arg = 4; arg <= 7; arg++)
 	{
-		if (PG_ARGISNULL(i))
-			nulls[i + 1] = 'n';
+		if (PG_ARGISNULL(arg))
+			nulls[arg + 1] = 'n';
+		else if (arg == 7)
+			values[arg + 1] = enum_label(PG_GETARG_DATUM(arg));
 		else
-			values[i + 1] = PG_GETARG_DATUM(i);
+			values[arg + 1] = PG_GETARG_DATUM(arg);
 	}
-	if (!PG_ARGISNULL(7))
-		values[8] = enum_label(PG_GETARG_DATUM(7));
 	if (PG_ARGISNULL(8))
 		nulls[9] = 'n';
 	else
@@ -342,7 +355,7 @@ wl_claim(PG_FUNCTION_ARGS)
 		if (attempt == 0)
 			(void) wl_exec(&take, values, NULL, false, 0);
 		else
-			exec_must_match(&take, values, NULL, attempt);
+			retry_update(&take, values, NULL, attempt);
 		if (SPI_processed == 1)
 		{
 			row = wl_result_datum(0, 1, &isnull);
@@ -474,7 +487,7 @@ wl_release(PG_FUNCTION_ARGS)
 		if (attempt == 0)
 			(void) wl_exec(&stmt, values, NULL, false, 0);
 		else
-			exec_must_match(&stmt, values, NULL, attempt);
+			retry_update(&stmt, values, NULL, attempt);
 		if (SPI_processed == 1)
 			break;
 
@@ -543,7 +556,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 		if (attempt == 0)
 			(void) wl_exec(&stmt, values, NULL, false, 0);
 		else
-			exec_must_match(&stmt, values, NULL, attempt);
+			retry_update(&stmt, values, NULL, attempt);
 		if (SPI_processed == 1)
 		{
 			row = wl_result_datum(0, 1, &isnull);
@@ -622,7 +635,7 @@ wl_complete(PG_FUNCTION_ARGS)
 		if (attempt == 0)
 			(void) wl_exec(&stmt, values, NULL, false, 0);
 		else
-			exec_must_match(&stmt, values, NULL, attempt);
+			retry_update(&stmt, values, NULL, attempt);
 		if (SPI_processed == 1)
 		{
 			settled = true;
@@ -688,7 +701,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 		if (attempt == 0)
 			(void) wl_exec(&stmt, values, NULL, false, 0);
 		else
-			exec_must_match(&stmt, values, NULL, attempt);
+			retry_update(&stmt, values, NULL, attempt);
 		if (SPI_processed == 1)
 		{
 			settled = true;
