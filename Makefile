@@ -33,7 +33,7 @@ DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
 REGRESS_CORE   = core_tenancy core_security
-REGRESS_TASK   =
+REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
 REGRESS_SWEEP  =
@@ -42,7 +42,8 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # pg_isolation_regress: test/isolation/specs/*.spec
 ISOLATION_CORE   = core_binding
-ISOLATION_TASK   =
+ISOLATION_TASK   = task_claim_race task_claim_next task_take_over \
+	task_complete_sweep task_escalate_complete task_withdraw_claim task_notify
 ISOLATION_TICKET = ticket_concurrency ticket_notify
 ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_notify run_concurrent_writes
 ISOLATION_SWEEP  =

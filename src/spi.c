@@ -90,7 +90,9 @@ wl_exec(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
 
 	if (stmt->plan == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(stmt->sql, stmt->nargs, stmt->argtypes);
+		SPIPlanPtr	plan = SPI_prepare_cursor(stmt->sql, stmt->nargs,
+											  stmt->argtypes,
+											  stmt->generic ? CURSOR_OPT_GENERIC_PLAN : 0);
 
 		if (plan == NULL)
 			elog(ERROR, "could not prepare statement: %s: %s",

@@ -3,12 +3,1013 @@
  * task.c
  *	  Tasks: pending human decisions (CONTRACT section 1).
  *
+ * A task is one row of worklist.task, whose row type is what the verbs
+ * return.  It is pending while its state is open, claimed or escalated,
+ * and settled once completed, expired or withdrawn; nothing moves it back.
+ *
+ * Concurrency.  Every verb that changes a task does it with one UPDATE
+ * whose WHERE clause is the verb's whole condition: the row lock the UPDATE
+ * takes and PostgreSQL's re-check of the condition against the latest
+ * committed version of the row make that a compare-and-set.  So two
+ * claimers cannot both win, and of a reviewer's complete and the sweep's
+ * expiry, whichever commits first wins while the other finds the task
+ * settled and changes nothing.  The successful path -- the hot one -- is
+ * that single statement.
+ *
+ * When the UPDATE matches nothing, the verb has to say why, and the answer
+ * must be one consistent story: the row is read once more FOR NO KEY
+ * UPDATE (lock_task), which waits for any concurrent change and then holds
+ * the row still, and the refusal is decided in C from that one locked read
+ * in the contract's order.  If that read shows the change is possible after
+ * all (the obstacle went away in between), the UPDATE is run again, under
+ * the lock just taken, and cannot miss.
+ *
+ * claim_next and the sweep never wait: they pick rows with FOR NO KEY UPDATE
+ * SKIP LOCKED inside the same statement that changes them, so a row another
+ * caller is claiming, or a reviewer is settling, is passed over and the
+ * rows behind it are reached instead.
+ *
+ * Every statement runs its generic plan (.generic): each is driven by the
+ * task's key or by one of the partial indexes on pending rows, so planning
+ * it again with the actual values would cost a planning per call and gain
+ * nothing.
+ *
+ * Counters: every claim that changes who holds a task counts as a claim
+ * (claim, claim_next; a same-holder re-claim changes nothing and is not
+ * counted), every WL005 as a claim conflict, every take-over that moves a
+ * claim as a take-over.
+ *
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
 
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(wl_open_task);
+PG_FUNCTION_INFO_V1(wl_task);
+PG_FUNCTION_INFO_V1(wl_claim);
+PG_FUNCTION_INFO_V1(wl_claim_next);
+PG_FUNCTION_INFO_V1(wl_release);
+PG_FUNCTION_INFO_V1(wl_take_over);
+PG_FUNCTION_INFO_V1(wl_complete);
+PG_FUNCTION_INFO_V1(wl_set_state);
+PG_FUNCTION_INFO_V1(wl_escalate);
+PG_FUNCTION_INFO_V1(wl_withdraw_run);
+PG_FUNCTION_INFO_V1(wl_queue);
+PG_FUNCTION_INFO_V1(wl_for_case);
+PG_FUNCTION_INFO_V1(wl_open_count);
+PG_FUNCTION_INFO_V1(wl_overdue);
+
+/* ----------
+ * Pieces of SQL shared by the statements.  The partial indexes of
+ * sql/parts/10_task.sql repeat CLAIMABLE, PENDING and OPEN_OR_CLAIMED word for
+ * word: the planner uses a partial index only when the query's condition
+ * matches its predicate.
+ * ----------
+ */
+#define EQ " OPERATOR(pg_catalog.=) "
+#define STATE(s) "'" s "'::worklist.task_state"
+
+/* The row of (tenant $1, id $2). */
+#define KEY(a) a ".tenant" EQ "$1 AND " a ".id" EQ "$2"
+
+#define PENDING(a) \
+	a ".state" EQ "ANY ('{open,claimed,escalated}'::worklist.task_state[])"
+#define OPEN_OR_CLAIMED(a) \
+	a ".state" EQ "ANY ('{open,claimed}'::worklist.task_state[])"
+/* What queue lists and claim and claim_next may take. */
+#define CLAIMABLE(a) \
+	"(" a ".state" EQ STATE("open") \
+	" OR (" a ".state" EQ STATE("escalated") " AND " a ".holder IS NULL))"
+/* roles r meet the audience: roles, widened by escalation_roles once escalated */
+#define AUDIENCE(a, r) \
+	"(" a ".roles OPERATOR(pg_catalog.&&) " r \
+	" OR (" a ".state" EQ STATE("escalated") \
+	" AND " a ".escalation_roles OPERATOR(pg_catalog.&&) " r "))"
+#define NOT_EXCLUDED(a, actor) "NOT (" actor EQ "ANY (" a ".excluded))"
+/* Queue order. */
+#define QUEUE_ORDER(a) \
+	" ORDER BY " a ".priority DESC, " a ".created_at, " a ".id"
+/* Taking a claim: an open task becomes claimed, an escalated one stays. */
+#define SET_CLAIM(actor) \
+	" SET holder = " actor ", claimed_at = pg_catalog.now()," \
+	" state = CASE WHEN t.state" EQ STATE("open") \
+	" THEN " STATE("claimed") " ELSE t.state END"
+
+/* How often a verb re-runs its UPDATE after a locked read said it may. */
+#define MAX_ATTEMPTS 3
+
+static const char *const PENDING_STATES[] = {"open", "claimed", "escalated"};
+
+/* What lock_task found. */
+typedef struct TaskFacts
+{
+	bool		found;
+	Datum		row;			/* the whole row, in the caller's context */
+	char	   *state;
+	char	   *holder;			/* NULL when nobody holds it */
+	bool		excluded;		/* the actor given is among excluded */
+	bool		meets;			/* the roles given meet the audience */
+} TaskFacts;
+
+static bool
+is_pending(const char *state)
+{
+	for (int i = 0; i < lengthof(PENDING_STATES); i++)
+		if (strcmp(state, PENDING_STATES[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Read task (tenant, id) and lock it FOR NO KEY UPDATE, judging actor and
+ * roles against it; either may be NULL, which judges nothing.  Waits for a
+ * concurrent change to the row to end, and sees its outcome.
+ */
+static void
+lock_task(text *tenant, text *id, text *actor, ArrayType *roles, TaskFacts *f)
+{
+	static WlStmt stmt = {
+		"SELECT t, t.state::pg_catalog.text, t.holder,"
+		" $3" EQ "ANY (t.excluded), " AUDIENCE("t", "$4")
+		" FROM worklist.task t WHERE " KEY("t")
+		" FOR NO KEY UPDATE OF t",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
+	};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	bool		isnull;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	values[2] = PointerGetDatum(actor);
+	values[3] = PointerGetDatum(roles);
+	if (actor == NULL)
+		nulls[2] = 'n';
+	if (roles == NULL)
+		nulls[3] = 'n';
+
+	memset(f, 0, sizeof(*f));
+	if (wl_exec(&stmt, values, nulls, false, 0) == 0)
+		return;
+	f->found = true;
+	f->row = wl_result_datum(0, 1, &isnull);
+	f->state = wl_result_cstring(0, 2);
+	f->holder = wl_result_cstring(0, 3);
+	f->excluded = DatumGetBool(wl_result_datum(0, 4, &isnull)) && !isnull;
+	f->meets = DatumGetBool(wl_result_datum(0, 5, &isnull)) && !isnull;
+}
+
+/* The label of an enum argument, as text (to be cast back in SQL). */
+static Datum
+enum_label(Datum value)
+{
+	return CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(enum_out, value)));
+}
+
+/* Queue a notification about one task (cheap when notifications are off). */
+static void
+notify_task(text *tenant, text *id, const char *event)
+{
+	if (!wl_notify_enabled)
+		return;
+	wl_notify(text_to_cstring(tenant), "task", text_to_cstring(id), event);
+}
+
+/*
+ * Run a verb's UPDATE again, after a locked read showed that it can match
+ * now.  With the row locked it cannot miss; should it miss MAX_ATTEMPTS
+ * times all the same, give up rather than loop.
+ */
+static void
+retry_update(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
+{
+	if (attempt >= MAX_ATTEMPTS)
+		elog(ERROR, "task changed under its row lock");
+	(void) wl_exec(stmt, values, nulls, false, 0);
+}
+
+/*
+ * worklist.open_task(id, case_id, roles, run_id, payload, priority, due_at,
+ *					  expiry_policy, excluded, escalation_roles) RETURNS task
+ *
+ * An argument with a default that is passed NULL means its default; roles
+ * must be a non-empty array of identifiers.
+ */
+Datum
+wl_open_task(PG_FUNCTION_ARGS)
+{
+	static WlStmt insert = {
+		"INSERT INTO worklist.task AS t (tenant, id, case_id, roles, run_id,"
+		" payload, priority, due_at, expiry_policy, excluded, escalation_roles)"
+		" VALUES ($1, $2, $3, $4, $5,"
+		" COALESCE($6, '{}'::pg_catalog.jsonb), COALESCE($7, 0), $8,"
+		" COALESCE($9::worklist.expiry_policy, 'deny'::worklist.expiry_policy),"
+		" COALESCE($10, '{}'::pg_catalog.text[]),"
+		" COALESCE($11, '{}'::pg_catalog.text[]))"
+		" ON CONFLICT (tenant, id) DO NOTHING"
+		" RETURNING t",
+		11, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, JSONBOID,
+		INT4OID, TIMESTAMPTZOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID},
+		.generic = true
+	};
+	static WlStmt existing = {
+		"SELECT t FROM worklist.task t WHERE " KEY("t"),
+		2, {TEXTOID, TEXTOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	Datum		values[11];
+	char		nulls[11];
+	WlSpi		spi;
+	Datum		row = (Datum) 0;
+	bool		created = false;
+	bool		isnull;
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(wl_arg_ident(fcinfo, 0, "id"));
+	values[2] = PointerGetDatum(wl_arg_ident(fcinfo, 1, "case_id"));
+	values[3] = PointerGetDatum(wl_arg_idents(fcinfo, 2, "roles", false));
+	values[4] = PointerGetDatum(wl_arg_ident_opt(fcinfo, 3, "run_id"));
+	if (PG_ARGISNULL(3))
+		nulls[4] = 'n';
+	/*
+	 * payload, priority, due_at and expiry_policy (arguments 4 to 7,
+	 * parameters $6 to $9): NULL means the default, which the statement
+	 * supplies.
+	 */
+	for (int arg = 4; arg <= 7; arg++)
+	{
+		if (PG_ARGISNULL(arg))
+			nulls[arg + 1] = 'n';
+		else if (arg == 7)
+			values[arg + 1] = enum_label(PG_GETARG_DATUM(arg));
+		else
+			values[arg + 1] = PG_GETARG_DATUM(arg);
+	}
+	if (PG_ARGISNULL(8))
+		nulls[9] = 'n';
+	else
+		values[9] = PointerGetDatum(wl_arg_idents(fcinfo, 8, "excluded", true));
+	if (PG_ARGISNULL(9))
+		nulls[10] = 'n';
+	else
+		values[10] = PointerGetDatum(wl_arg_idents(fcinfo, 9, "escalation_roles", true));
+
+	wl_spi_begin(&spi);
+	for (int attempt = 0;; attempt++)
+	{
+		if (wl_exec(&insert, values, nulls, false, 0) == 1)
+		{
+			created = true;
+			break;
+		}
+		/* it exists: return it as it is (a fresh snapshot sees it) */
+		if (wl_exec(&existing, values, NULL, false, 0) == 1)
+			break;
+		/* it was deleted in between (erase_tenant): insert again */
+		if (attempt >= MAX_ATTEMPTS)
+			elog(ERROR, "task neither inserted nor found");
+	}
+	row = wl_result_datum(0, 1, &isnull);
+	wl_spi_end(&spi);
+
+	if (created)
+		notify_task(tenant, DatumGetTextPP(values[1]), "opened");
+	PG_RETURN_DATUM(row);
+}
+
+/* worklist.task(id) RETURNS task: one task, or NULL */
+Datum
+wl_task(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT t FROM worklist.task t WHERE " KEY("t"),
+		2, {TEXTOID, TEXTOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	Datum		values[2];
+	Datum		row = (Datum) 0;
+	bool		isnull = true;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	wl_spi_begin(&spi);
+	if (wl_exec(&stmt, values, NULL, true, 0) == 1)
+		row = wl_result_datum(0, 1, &isnull);
+	wl_spi_end(&spi);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(row);
+}
+
+/*
+ * worklist.claim(id, actor, roles) RETURNS task
+ *
+ * Refusals, first failure first: WL001 not found, WL002 excluded, WL003
+ * wrong role, WL004 not pending, WL005 already claimed.  The first three
+ * never mention the holder.  A claim by the current holder returns the
+ * task unchanged.
+ */
+Datum
+wl_claim(PG_FUNCTION_ARGS)
+{
+	static WlStmt take = {
+		"UPDATE worklist.task t" SET_CLAIM("$3")
+		" WHERE " KEY("t") " AND " CLAIMABLE("t")
+		" AND " NOT_EXCLUDED("t", "$3") " AND " AUDIENCE("t", "$4")
+		" RETURNING t",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
+	ArrayType  *roles = wl_arg_idents(fcinfo, 2, "roles", true);
+	Datum		values[4];
+	Datum		row = (Datum) 0;
+	bool		claimed = false;
+	bool		isnull;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	values[2] = PointerGetDatum(actor);
+	values[3] = PointerGetDatum(roles);
+
+	wl_spi_begin(&spi);
+	for (int attempt = 0;; attempt++)
+	{
+		TaskFacts	f;
+		char	   *id_c;
+		char	   *actor_c;
+
+		if (attempt == 0)
+			(void) wl_exec(&take, values, NULL, false, 0);
+		else
+			retry_update(&take, values, NULL, attempt);
+		if (SPI_processed == 1)
+		{
+			row = wl_result_datum(0, 1, &isnull);
+			claimed = true;
+			break;
+		}
+
+		lock_task(tenant, id, actor, roles, &f);
+		id_c = text_to_cstring(id);
+		actor_c = text_to_cstring(actor);
+		if (!f.found)
+			wl_error_not_found("task", id_c);
+		if (f.excluded)
+			wl_error_excluded(id_c, actor_c);
+		if (!f.meets)
+			wl_error_wrong_role(id_c, actor_c);
+		if (!is_pending(f.state))
+			wl_error_not_pending(id_c, f.state);
+		if (f.holder != NULL && strcmp(f.holder, actor_c) == 0)
+		{
+			row = f.row;		/* same holder: unchanged */
+			break;
+		}
+		if (f.holder != NULL)
+		{
+			wl_count(WL_COUNT_CLAIM_CONFLICTS);
+			wl_error_already_claimed(id_c, f.holder);
+		}
+		/* free after all, and now locked by us: take it */
+	}
+	wl_spi_end(&spi);
+
+	if (claimed)
+	{
+		wl_count(WL_COUNT_CLAIMS);
+		notify_task(tenant, id, "claimed");
+	}
+	PG_RETURN_DATUM(row);
+}
+
+/*
+ * worklist.claim_next(actor, roles) RETURNS task
+ *
+ * Claims the first claimable task in queue order whose audience meets
+ * roles and that does not exclude actor, skipping rows locked by anybody
+ * else, in one statement.  NULL when there is none.
+ */
+Datum
+wl_claim_next(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.task t" SET_CLAIM("$2")
+		" WHERE t.tenant" EQ "$1 AND t.id" EQ
+		"(SELECT q.id FROM worklist.task q"
+		" WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
+		" AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2")
+		QUEUE_ORDER("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED)"
+		" RETURNING t, t.id",
+		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
+	ArrayType  *roles = wl_arg_idents(fcinfo, 1, "roles", true);
+	Datum		values[3];
+	Datum		row = (Datum) 0;
+	Datum		id = (Datum) 0;
+	bool		isnull;
+	WlSpi		spi;
+
+	/* an empty roles array meets no audience */
+	if (ArrayGetNItems(ARR_NDIM(roles), ARR_DIMS(roles)) == 0)
+		PG_RETURN_NULL();
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(actor);
+	values[2] = PointerGetDatum(roles);
+	wl_spi_begin(&spi);
+	if (wl_exec(&stmt, values, NULL, false, 0) == 1)
+	{
+		row = wl_result_datum(0, 1, &isnull);
+		id = wl_result_datum(0, 2, &isnull);
+	}
+	wl_spi_end(&spi);
+
+	if (id == (Datum) 0)
+		PG_RETURN_NULL();
+	wl_count(WL_COUNT_CLAIMS);
+	notify_task(tenant, DatumGetTextPP(id), "claimed");
+	PG_RETURN_DATUM(row);
+}
+
+/*
+ * worklist.release(id, actor) RETURNS void
+ *
+ * WL001 when there is no such task, WL002 when actor is barred from it
+ * (so a barred actor never learns the holder), else WL006 unless actor
+ * holds the pending task.  An open task becomes open again; an escalated
+ * one stays escalated.
+ */
+Datum
+wl_release(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.task t SET holder = NULL, claimed_at = NULL,"
+		" state = CASE WHEN t.state" EQ STATE("claimed")
+		" THEN " STATE("open") " ELSE t.state END"
+		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
+		3, {TEXTOID, TEXTOID, TEXTOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
+	Datum		values[3];
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	values[2] = PointerGetDatum(actor);
+
+	wl_spi_begin(&spi);
+	for (int attempt = 0;; attempt++)
+	{
+		TaskFacts	f;
+		char	   *id_c;
+		char	   *actor_c;
+
+		if (attempt == 0)
+			(void) wl_exec(&stmt, values, NULL, false, 0);
+		else
+			retry_update(&stmt, values, NULL, attempt);
+		if (SPI_processed == 1)
+			break;
+
+		lock_task(tenant, id, actor, NULL, &f);
+		id_c = text_to_cstring(id);
+		actor_c = text_to_cstring(actor);
+		if (!f.found)
+			wl_error_not_found("task", id_c);
+		if (f.excluded)
+			wl_error_excluded(id_c, actor_c);
+		if (!is_pending(f.state))
+			wl_error_not_held(id_c, actor_c, NULL);
+		if (f.holder == NULL || strcmp(f.holder, actor_c) != 0)
+			wl_error_not_held(id_c, actor_c, f.holder);
+	}
+	wl_spi_end(&spi);
+
+	notify_task(tenant, id, "released");
+	PG_RETURN_VOID();
+}
+
+/*
+ * worklist.take_over(id, from_actor, actor, roles) RETURNS task
+ *
+ * Claim's order for actor (WL001, WL002, WL003, WL004), then WL006 naming
+ * from_actor when from_actor is not the holder, nobody holding it
+ * included.  Taking over from oneself returns the task unchanged.
+ */
+Datum
+wl_take_over(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.task t SET holder = $4, claimed_at = pg_catalog.now()"
+		" WHERE " KEY("t") " AND " PENDING("t")
+		" AND t.holder" EQ "$3 AND t.holder OPERATOR(pg_catalog.<>) $4"
+		" AND " NOT_EXCLUDED("t", "$4") " AND " AUDIENCE("t", "$5")
+		" RETURNING t",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	text	   *from = wl_arg_ident(fcinfo, 1, "from_actor");
+	text	   *actor = wl_arg_ident(fcinfo, 2, "actor");
+	ArrayType  *roles = wl_arg_idents(fcinfo, 3, "roles", true);
+	Datum		values[5];
+	Datum		row = (Datum) 0;
+	bool		moved = false;
+	bool		isnull;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	values[2] = PointerGetDatum(from);
+	values[3] = PointerGetDatum(actor);
+	values[4] = PointerGetDatum(roles);
+
+	wl_spi_begin(&spi);
+	for (int attempt = 0;; attempt++)
+	{
+		TaskFacts	f;
+		char	   *id_c;
+		char	   *actor_c;
+		char	   *from_c;
+
+		if (attempt == 0)
+			(void) wl_exec(&stmt, values, NULL, false, 0);
+		else
+			retry_update(&stmt, values, NULL, attempt);
+		if (SPI_processed == 1)
+		{
+			row = wl_result_datum(0, 1, &isnull);
+			moved = true;
+			break;
+		}
+
+		lock_task(tenant, id, actor, roles, &f);
+		id_c = text_to_cstring(id);
+		actor_c = text_to_cstring(actor);
+		from_c = text_to_cstring(from);
+		if (!f.found)
+			wl_error_not_found("task", id_c);
+		if (f.excluded)
+			wl_error_excluded(id_c, actor_c);
+		if (!f.meets)
+			wl_error_wrong_role(id_c, actor_c);
+		if (!is_pending(f.state))
+			wl_error_not_pending(id_c, f.state);
+		if (f.holder == NULL || strcmp(f.holder, from_c) != 0)
+			wl_error_not_held(id_c, from_c, f.holder);
+		if (strcmp(f.holder, actor_c) == 0)
+		{
+			row = f.row;		/* from oneself: unchanged */
+			break;
+		}
+		/* held by from_actor after all, and now locked by us */
+	}
+	wl_spi_end(&spi);
+
+	if (moved)
+	{
+		wl_count(WL_COUNT_TAKE_OVERS);
+		notify_task(tenant, id, "taken_over");
+	}
+	PG_RETURN_DATUM(row);
+}
+
+/*
+ * worklist.complete(id, actor, decision) RETURNS boolean
+ *
+ * The holder settles the task as completed.  false when it is already
+ * settled; WL001 when there is none, WL002 when actor is barred from it,
+ * WL006 when it is pending but actor does not hold it.
+ */
+Datum
+wl_complete(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.task t SET state = " STATE("completed") ","
+		" settled_at = pg_catalog.now(), decided_by = $3, decision = $4"
+		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
+		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
+	Datum		decision = wl_arg_required(fcinfo, 2, "decision");
+	Datum		values[4];
+	bool		settled = false;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	values[2] = PointerGetDatum(actor);
+	values[3] = decision;
+
+	wl_spi_begin(&spi);
+	for (int attempt = 0;; attempt++)
+	{
+		TaskFacts	f;
+		char	   *id_c;
+		char	   *actor_c;
+
+		if (attempt == 0)
+			(void) wl_exec(&stmt, values, NULL, false, 0);
+		else
+			retry_update(&stmt, values, NULL, attempt);
+		if (SPI_processed == 1)
+		{
+			settled = true;
+			break;
+		}
+
+		lock_task(tenant, id, actor, NULL, &f);
+		id_c = text_to_cstring(id);
+		actor_c = text_to_cstring(actor);
+		if (!f.found)
+			wl_error_not_found("task", id_c);
+		if (f.excluded)
+			wl_error_excluded(id_c, actor_c);
+		if (!is_pending(f.state))
+			break;				/* already settled: somebody else won */
+		if (f.holder == NULL || strcmp(f.holder, actor_c) != 0)
+			wl_error_not_held(id_c, actor_c, f.holder);
+	}
+	wl_spi_end(&spi);
+
+	if (settled)
+		notify_task(tenant, id, "completed");
+	PG_RETURN_BOOL(settled);
+}
+
+/*
+ * worklist.set_state(id, state) RETURNS boolean
+ *
+ * Compare-and-set from any pending state to the settled state given;
+ * false, changing nothing, when the task is already settled.  A pending
+ * target is 22023.
+ */
+Datum
+wl_set_state(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.task t SET state = $3::worklist.task_state,"
+		" settled_at = pg_catalog.now()"
+		" WHERE " KEY("t") " AND " PENDING("t"),
+		3, {TEXTOID, TEXTOID, TEXTOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	Datum		state = enum_label(wl_arg_required(fcinfo, 1, "state"));
+	char	   *state_c = TextDatumGetCString(state);
+	Datum		values[3];
+	bool		settled = false;
+	WlSpi		spi;
+
+	if (is_pending(state_c))
+		wl_error_bad_arg("state", "must be a settled state (completed, expired or withdrawn)");
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	values[2] = state;
+
+	wl_spi_begin(&spi);
+	for (int attempt = 0;; attempt++)
+	{
+		TaskFacts	f;
+
+		if (attempt == 0)
+			(void) wl_exec(&stmt, values, NULL, false, 0);
+		else
+			retry_update(&stmt, values, NULL, attempt);
+		if (SPI_processed == 1)
+		{
+			settled = true;
+			break;
+		}
+
+		lock_task(tenant, id, NULL, NULL, &f);
+		if (!f.found)
+			wl_error_not_found("task", text_to_cstring(id));
+		if (!is_pending(f.state))
+			break;				/* already settled */
+	}
+	wl_spi_end(&spi);
+
+	if (settled)
+		notify_task(tenant, id, state_c);
+	PG_RETURN_BOOL(settled);
+}
+
+/*
+ * Escalate the task (tenant, id) if it is open or claimed: state
+ * escalated, holder cleared -- which widens the audience -- in one
+ * statement.  Returns the task as it is afterwards, or 0 when there is
+ * none.  Must be called inside SPI.
+ */
+static Datum
+escalate_task(text *tenant, text *id, bool *escalated)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.task t SET state = " STATE("escalated") ","
+		" holder = NULL, claimed_at = NULL"
+		" WHERE " KEY("t") " AND " OPEN_OR_CLAIMED("t")
+		" RETURNING t",
+		2, {TEXTOID, TEXTOID},
+		.generic = true
+	};
+	static WlStmt current = {
+		"SELECT t FROM worklist.task t WHERE " KEY("t"),
+		2, {TEXTOID, TEXTOID},
+		.generic = true
+	};
+	Datum		values[2];
+	bool		isnull;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	*escalated = wl_exec(&stmt, values, NULL, false, 0) == 1;
+	/* otherwise the task as it stands, read with a snapshot that sees it */
+	if (!*escalated && wl_exec(&current, values, NULL, false, 0) == 0)
+		return (Datum) 0;
+	return wl_result_datum(0, 1, &isnull);
+}
+
+/* worklist.escalate(id) RETURNS task */
+Datum
+wl_escalate(PG_FUNCTION_ARGS)
+{
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	bool		escalated;
+	Datum		row = (Datum) 0;
+	WlSpi		spi;
+
+	wl_spi_begin(&spi);
+	row = escalate_task(tenant, id, &escalated);
+	if (row == (Datum) 0)
+		wl_error_not_found("task", text_to_cstring(id));
+	wl_spi_end(&spi);
+
+	if (escalated)
+		notify_task(tenant, id, "escalated");
+	PG_RETURN_DATUM(row);
+}
+
+/*
+ * worklist.withdraw_run(run_id, awaited) RETURNS integer
+ *
+ * Settles as withdrawn the tasks named in awaited that belong to run_id
+ * and are still pending.  Names of tasks that do not exist, belong to
+ * another run or are settled are passed over.
+ */
+Datum
+wl_withdraw_run(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"UPDATE worklist.task t SET state = " STATE("withdrawn") ","
+		" settled_at = pg_catalog.now()"
+		" WHERE t.tenant" EQ "$1 AND t.id" EQ "ANY ($3)"
+		" AND t.run_id" EQ "$2 AND " PENDING("t")
+		" RETURNING t.id",
+		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *run_id = wl_arg_ident(fcinfo, 0, "run_id");
+	ArrayType  *awaited = wl_arg_idents(fcinfo, 1, "awaited", true);
+	Datum		values[3];
+	uint64		n;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(run_id);
+	values[2] = PointerGetDatum(awaited);
+
+	wl_spi_begin(&spi);
+	n = wl_exec(&stmt, values, NULL, false, 0);
+	if (wl_notify_enabled)
+	{
+		char	   *tenant_c = text_to_cstring(tenant);
+
+		for (uint64 i = 0; i < n; i++)
+			wl_notify(tenant_c, "task", wl_result_cstring(i, 1), "withdrawn");
+	}
+	wl_spi_end(&spi);
+
+	PG_RETURN_INT32((int32) n);
+}
+
+/* worklist.queue(roles, lim, actor) RETURNS SETOF task */
+Datum
+wl_queue(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND " CLAIMABLE("t")
+		" AND " AUDIENCE("t", "$2")
+		" AND ($3 IS NULL OR " NOT_EXCLUDED("t", "$3") ")"
+		QUEUE_ORDER("t") " LIMIT $4",
+		4, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	ArrayType  *roles = wl_arg_idents(fcinfo, 0, "roles", true);
+	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
+	text	   *actor = wl_arg_ident_opt(fcinfo, 2, "actor");
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	/* an empty roles array meets no audience */
+	if (ArrayGetNItems(ARR_NDIM(roles), ARR_DIMS(roles)) == 0)
+		return (Datum) 0;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(roles);
+	values[2] = PointerGetDatum(actor);
+	if (actor == NULL)
+		nulls[2] = 'n';
+	values[3] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, nulls, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/* worklist.for_case(case_id) RETURNS SETOF task */
+Datum
+wl_for_case(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " PENDING("t")
+		QUEUE_ORDER("t"),
+		2, {TEXTOID, TEXTOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *case_id = wl_arg_ident(fcinfo, 0, "case_id");
+	Datum		values[2];
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(case_id);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/* worklist.open_count() RETURNS bigint */
+Datum
+wl_open_count(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT pg_catalog.count(*) FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND " PENDING("t"),
+		1, {TEXTOID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	Datum		values[1];
+	Datum		n;
+	bool		isnull;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	n = wl_result_datum(0, 1, &isnull);
+	wl_spi_end(&spi);
+	PG_RETURN_DATUM(n);
+}
+
+/* worklist.overdue(now, lim) RETURNS SETOF task */
+Datum
+wl_overdue(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
+		" AND t.due_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY t.due_at, t.id LIMIT $3",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true
+	};
+	text	   *tenant = wl_tenant_enter();
+	TimestampTz now = wl_arg_time(fcinfo, 0, "now");
+	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
+	Datum		values[3];
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/*
+ * The task part of the sweep (declared in worklist.h; called by sweep.c
+ * with SPI begun, for the sweep verb and for every tenant by the sweeper).
+ *
+ * Applies the expiry policy to up to lim of the tenant's overdue tasks
+ * (open or claimed, due_at <= now), earliest due first, in one statement:
+ * deny and proceed settle the task as expired with decision
+ * {"policy": ...}, decided_by NULL and settled_at = now; escalate does what
+ * escalate() does.  Rows are picked FOR NO KEY UPDATE SKIP LOCKED, so a row
+ * a reviewer has locked is skipped this tick -- never waited for -- and the
+ * limit counts only rows actually taken, so skipped rows never stop the
+ * rows behind them from being reached.  A task whose reviewer's complete
+ * committed first no longer qualifies when its lock is taken, and is left
+ * alone.
+ */
 void
 wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 {
-	/* not yet implemented */
+#define ESCALATES "t.expiry_policy" EQ "'escalate'::worklist.expiry_policy"
+	static WlStmt stmt = {
+		"UPDATE worklist.task t SET"
+		" state = CASE WHEN " ESCALATES " THEN " STATE("escalated")
+		" ELSE " STATE("expired") " END,"
+		" holder = CASE WHEN " ESCALATES " THEN NULL ELSE t.holder END,"
+		" claimed_at = CASE WHEN " ESCALATES " THEN NULL ELSE t.claimed_at END,"
+		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $2 END,"
+		" decided_by = CASE WHEN " ESCALATES " THEN t.decided_by ELSE NULL END,"
+		" decision = CASE WHEN " ESCALATES " THEN t.decision"
+		" ELSE pg_catalog.jsonb_build_object('policy', t.expiry_policy::pg_catalog.text) END"
+		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
+		" AND t.id" EQ "ANY (ARRAY("
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("d")
+		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.due_at, d.id LIMIT $3"
+		" FOR NO KEY UPDATE OF d SKIP LOCKED))"
+		" RETURNING t.id, t.expiry_policy::pg_catalog.text",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true
+	};
+#undef ESCALATES
+	Datum		values[3];
+	uint64		n;
+	char	   *tenant_c = text_to_cstring(tenant);
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(lim);
+
+	n = wl_exec(&stmt, values, NULL, false, 0);
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *id = wl_result_cstring(i, 1);
+		char	   *policy = wl_result_cstring(i, 2);
+
+		if (strcmp(policy, "escalate") == 0)
+		{
+			result->escalated++;
+			wl_notify(tenant_c, "task", id, "escalated");
+		}
+		else
+		{
+			if (strcmp(policy, "deny") == 0)
+				result->denied++;
+			else
+				result->proceeded++;
+			wl_notify(tenant_c, "task", id, "expired");
+		}
+		pfree(id);
+		pfree(policy);
+	}
 }

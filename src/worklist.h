@@ -133,6 +133,12 @@ typedef struct WlStmt
 	int			nargs;
 	Oid			argtypes[WL_MAX_ARGS];
 	SPIPlanPtr	plan;
+	/*
+	 * Always run the generic plan (set with ".generic = true"): for a
+	 * statement whose best plan does not depend on its parameter values,
+	 * this saves planning it again on every call.
+	 */
+	bool		generic;
 } WlStmt;
 
 typedef struct WlSpi

@@ -6,6 +6,9 @@ CREATE TYPE worklist.expiry_policy AS ENUM ('deny', 'proceed', 'escalate');
 
 -- The table's row type is the worklist.task every task verb returns: the
 -- contract's columns in the contract's order, then the tenant.
+--
+-- holder and claimed_at name the current claim of a pending task; once the
+-- task is settled they are kept as the record of its last claim.
 CREATE TABLE worklist.task (
 	id					text NOT NULL,
 	case_id				text NOT NULL,
@@ -27,3 +30,152 @@ CREATE TABLE worklist.task (
 	tenant				text NOT NULL,
 	PRIMARY KEY (tenant, id)
 );
+
+-- Settled tasks accumulate; pending ones are few.  Every list below is
+-- served by a partial index that holds pending rows only, so what a verb
+-- costs follows what it returns, not how much history the table keeps.
+-- The predicates are spelled exactly as the statements in task.c spell
+-- their conditions, which is what lets the planner prove they apply.
+
+-- queue and claim_next: claimable rows, in queue order.
+CREATE INDEX task_claimable ON worklist.task
+	(tenant, priority DESC, created_at, id)
+	WHERE state OPERATOR(pg_catalog.=) 'open'::worklist.task_state
+	   OR (state OPERATOR(pg_catalog.=) 'escalated'::worklist.task_state
+		   AND holder IS NULL);
+
+-- for_case (same order) and open_count (an index-only count).
+CREATE INDEX task_pending_case ON worklist.task
+	(tenant, case_id, priority DESC, created_at, id)
+	WHERE state OPERATOR(pg_catalog.=) ANY ('{open,claimed,escalated}'::worklist.task_state[]);
+
+-- overdue and the sweep: open and claimed rows that have a deadline, by
+-- deadline.  Escalated rows are not in it, so they can never crowd it.
+CREATE INDEX task_overdue ON worklist.task
+	(tenant, due_at, id)
+	WHERE state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])
+	  AND due_at IS NOT NULL;
+
+-- withdraw_run looks tasks up by id, through the primary key.
+
+-- Every claim and every settlement leaves a dead entry at the head of
+-- task_claimable, where the next claim_next starts its scan; only VACUUM
+-- removes them.  Vacuum the table after a fixed number of changes rather
+-- than a fraction of its (mostly settled, ever growing) size, so that the
+-- head stays short however much history the table keeps.
+ALTER TABLE worklist.task SET (
+	autovacuum_vacuum_scale_factor = 0,
+	autovacuum_vacuum_threshold = 2000
+);
+
+CREATE FUNCTION worklist.open_task(
+		id text,
+		case_id text,
+		roles text[],
+		run_id text DEFAULT NULL,
+		payload jsonb DEFAULT '{}',
+		priority int DEFAULT 0,
+		due_at timestamptz DEFAULT NULL,
+		expiry_policy worklist.expiry_policy DEFAULT 'deny',
+		excluded text[] DEFAULT '{}',
+		escalation_roles text[] DEFAULT '{}')
+	RETURNS worklist.task
+	AS 'MODULE_PATHNAME', 'wl_open_task'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.open_task(text, text, text[], text, jsonb, int, timestamptz, worklist.expiry_policy, text[], text[]) IS
+	'Create a task in state open, or return the existing task with this id unchanged';
+
+CREATE FUNCTION worklist.task(id text)
+	RETURNS worklist.task
+	AS 'MODULE_PATHNAME', 'wl_task'
+	LANGUAGE C STABLE;
+COMMENT ON FUNCTION worklist.task(text) IS
+	'One task, or NULL when there is none with this id';
+
+CREATE FUNCTION worklist.claim(id text, actor text, roles text[])
+	RETURNS worklist.task
+	AS 'MODULE_PATHNAME', 'wl_claim'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.claim(text, text, text[]) IS
+	'Reserve a task for an actor; refusals in the order WL001, WL002, WL003, WL004, WL005';
+
+CREATE FUNCTION worklist.claim_next(actor text, roles text[])
+	RETURNS worklist.task
+	AS 'MODULE_PATHNAME', 'wl_claim_next'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.claim_next(text, text[]) IS
+	'Claim the first task in queue order that no concurrent caller is claiming; NULL when there is none';
+
+CREATE FUNCTION worklist.release(id text, actor text)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'wl_release'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.release(text, text) IS
+	'Give a claim back; WL006 unless the actor holds the task';
+
+CREATE FUNCTION worklist.take_over(id text, from_actor text, actor text, roles text[])
+	RETURNS worklist.task
+	AS 'MODULE_PATHNAME', 'wl_take_over'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.take_over(text, text, text, text[]) IS
+	'Move a claim from from_actor to actor; WL006 naming from_actor when it is not the holder';
+
+CREATE FUNCTION worklist.complete(id text, actor text, decision jsonb)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'wl_complete'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.complete(text, text, jsonb) IS
+	'The holder settles a task as completed; false when it was already settled';
+
+CREATE FUNCTION worklist.set_state(id text, state worklist.task_state)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'wl_set_state'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.set_state(text, worklist.task_state) IS
+	'Compare-and-set a pending task to a settled state; false when it was already settled';
+
+CREATE FUNCTION worklist.escalate(id text)
+	RETURNS worklist.task
+	AS 'MODULE_PATHNAME', 'wl_escalate'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.escalate(text) IS
+	'Escalate an open or claimed task (holder cleared, audience widened); otherwise return it unchanged';
+
+CREATE FUNCTION worklist.withdraw_run(run_id text, awaited text[])
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'wl_withdraw_run'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.withdraw_run(text, text[]) IS
+	'Withdraw the still-pending tasks of awaited that belong to run_id; returns how many';
+
+CREATE FUNCTION worklist.queue(roles text[], lim int DEFAULT 100, actor text DEFAULT NULL)
+	RETURNS SETOF worklist.task
+	AS 'MODULE_PATHNAME', 'wl_queue'
+	LANGUAGE C STABLE ROWS 100;
+COMMENT ON FUNCTION worklist.queue(text[], int, text) IS
+	'Claimable tasks whose audience meets roles, highest priority, then oldest, then id first';
+
+CREATE FUNCTION worklist.for_case(case_id text)
+	RETURNS SETOF worklist.task
+	AS 'MODULE_PATHNAME', 'wl_for_case'
+	LANGUAGE C STABLE ROWS 10;
+COMMENT ON FUNCTION worklist.for_case(text) IS
+	'Every pending task of one case, in queue order';
+
+CREATE FUNCTION worklist.open_count()
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'wl_open_count'
+	LANGUAGE C STABLE;
+COMMENT ON FUNCTION worklist.open_count() IS
+	'How many tasks are pending, across all roles';
+
+CREATE FUNCTION worklist.overdue(now timestamptz DEFAULT now(), lim int DEFAULT 100)
+	RETURNS SETOF worklist.task
+	AS 'MODULE_PATHNAME', 'wl_overdue'
+	LANGUAGE C STABLE ROWS 100;
+COMMENT ON FUNCTION worklist.overdue(timestamptz, int) IS
+	'Open and claimed tasks due at or before now, earliest first; never escalated ones';
+
+-- Verbs for a queue lead or an operator: the owner grants them.
+REVOKE EXECUTE ON FUNCTION worklist.take_over(text, text, text, text[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION worklist.set_state(text, worklist.task_state) FROM PUBLIC;
