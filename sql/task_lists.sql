@@ -148,9 +148,14 @@ SELECT * FROM worklist.sweep('2030-01-01 10:00+00');
 -- The boundary: due exactly at now is overdue, a microsecond later is not.
 SELECT * FROM worklist.sweep('2030-01-01 10:00:00.000001+00');
 SELECT id, state, decision FROM worklist.task('d-after');
--- Only the end of time reaches a deadline of infinity.
-SELECT * FROM worklist.sweep('infinity');
+-- No finite instant reaches a deadline of infinity; the sweep refuses an
+-- infinite now (the watchdog stamps its events with it).
+SELECT * FROM worklist.sweep('294276-12-31 23:59:59+00');
 SELECT id, state, decision FROM worklist.task('d-inf');
+SELECT * FROM worklist.sweep('infinity');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM worklist.sweep('-infinity');
+\echo :LAST_ERROR_SQLSTATE
 -- Limits are clamped to [1, 100000].
 SELECT id FROM worklist.open_task('d-late1', 'k', '{r}', due_at => '2031-01-01 00:00+00');
 SELECT id FROM worklist.open_task('d-late2', 'k', '{r}', due_at => '2031-01-01 00:00+00');
@@ -170,7 +175,7 @@ SELECT id, state, holder, claimed_at, settled_at, decision FROM worklist.task('d
 -- A tenant's sweep never touches another tenant's tasks.
 SELECT id FROM worklist.open_task('d-late3', 'k', '{r}', due_at => '2031-01-01 00:00+00');
 SET worklist.tenant = 'task_lists_b';
-SELECT * FROM worklist.sweep('infinity', 100000);
+SELECT * FROM worklist.sweep('294276-12-31 23:59:59+00', 100000);
 SELECT count(*) FROM worklist.overdue('infinity');
 SET worklist.tenant = 'task_lists';
 SELECT id, state FROM worklist.overdue('infinity');

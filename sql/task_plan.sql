@@ -158,8 +158,8 @@ SELECT verb, cheap FROM (
 		                    $$SELECT worklist.withdraw_run('run', '{pending-4,pending-5}')$$),
 		(10, 'task', $$SELECT * FROM worklist.task('pending-60')$$,
 		             $$SELECT * FROM worklist.task('pending-61')$$),
-		(11, 'sweep', $$SELECT * FROM worklist.sweep('infinity', 20)$$,
-		              $$SELECT * FROM worklist.sweep('infinity', 20)$$)
+		(11, 'sweep', $$SELECT * FROM worklist.sweep('3000-01-01', 20)$$,
+		              $$SELECT * FROM worklist.sweep('3000-01-01', 20)$$)
 	  ) AS v(n, verb, warm_up, call)
 	 OFFSET 0
 ) s

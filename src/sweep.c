@@ -46,6 +46,10 @@ wl_sweep(PG_FUNCTION_ARGS)
 	WlSweepResult result = {0};
 	WlSpi		spi;
 
+	/* what the sweep writes (settled_at, watchdog events) is stamped with now */
+	if (TIMESTAMP_NOT_FINITE(now))
+		wl_error_bad_arg("now", "must be a finite timestamp");
+
 	wl_spi_begin(&spi);
 	wl_task_sweep(tenant, now, lim, &result);
 	wl_ticket_watchdog(tenant, now, lim, &result);
