@@ -12,6 +12,7 @@ my $node = PostgreSQL::Test::Cluster->new('sweeper_crash');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'worklist'
+restart_after_crash = on
 worklist.sweep_interval = 20
 worklist.sweep_batch = 20
 });
@@ -20,10 +21,11 @@ $node->safe_psql('postgres', q{
 	CREATE EXTENSION worklist;
 	-- every change of state, recorded in the same transaction
 	CREATE TABLE audit (tenant text, id text, old_state text, new_state text);
+	-- (verbs run with search_path pinned to pg_catalog: qualify names)
 	CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		IF OLD.state IS DISTINCT FROM NEW.state THEN
-			INSERT INTO audit VALUES (NEW.tenant, NEW.id, OLD.state, NEW.state);
+			INSERT INTO public.audit VALUES (NEW.tenant, NEW.id, OLD.state, NEW.state);
 		END IF;
 		RETURN NEW;
 	END $$;
