@@ -60,6 +60,21 @@ UPDATE worklist.task SET priority = 9;
 DELETE FROM worklist.task;
 RESET ROLE;
 SELECT id, priority FROM worklist.task ORDER BY id;
+-- ... nor with every privilege: no emptying the table, and no trigger of
+-- its own (the verbs run as the owner, so such a trigger would too).
+GRANT ALL ON worklist.task TO wl_mallory;
+CREATE FUNCTION public.wl_mallory_trigger() RETURNS trigger LANGUAGE plpgsql
+	AS $$BEGIN RETURN NEW; END$$;
+SET ROLE wl_mallory;
+TRUNCATE worklist.task;
+\echo :LAST_ERROR_SQLSTATE
+CREATE TRIGGER mine BEFORE INSERT ON worklist.task
+	FOR EACH ROW EXECUTE FUNCTION public.wl_mallory_trigger();
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT count(*) AS mallory_triggers FROM pg_trigger WHERE tgname = 'mine';
+SELECT id FROM worklist.task ORDER BY id;
+DROP FUNCTION public.wl_mallory_trigger();
 REVOKE ALL ON worklist.task FROM wl_mallory;
 
 -- search_path hijack: an "=" for text that is always true, and lookalike

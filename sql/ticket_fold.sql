@@ -101,6 +101,16 @@ SELECT state FROM worklist.report('r1-total-b', 'ann', 'abandoned', reason => 'a
 SELECT state FROM worklist.report('r1-total-b', 'ann', 'abandoned', at => '2030-01-01 10:00');
 SELECT state FROM worklist.report('r1-total-b', 'ann', 'abandoned', reason => 'b-reason', at => '2030-01-01 10:00');
 SELECT * FROM pg_temp.f('r1-total-a') UNION ALL SELECT * FROM pg_temp.f('r1-total-b');
+-- an empty reason is no reason: at the same `at`, a given one is kept,
+-- whichever arrived first
+SELECT ticket FROM worklist.open_ticket('r1-empty-a', 'req', 'empty reason first');
+SELECT state FROM worklist.report('r1-empty-a', 'ann', 'abandoned', reason => '', at => '2030-01-01 10:00');
+SELECT state FROM worklist.report('r1-empty-a', 'ann', 'abandoned', reason => 'disk failed', at => '2030-01-01 10:00');
+SELECT ticket FROM worklist.open_ticket('r1-empty-b', 'req', 'empty reason last');
+SELECT state FROM worklist.report('r1-empty-b', 'ann', 'abandoned', reason => 'disk failed', at => '2030-01-01 10:00');
+SELECT state FROM worklist.report('r1-empty-b', 'ann', 'abandoned', reason => '', at => '2030-01-01 10:00');
+SELECT ticket, abandoned FROM worklist.ticket_state('r1-empty-a')
+UNION ALL SELECT ticket, abandoned FROM worklist.ticket_state('r1-empty-b');
 
 ------------------------------------------------------------------------
 -- Rule 2: live actors are those not currently abandoned; `abandoned`

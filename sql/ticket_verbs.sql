@@ -201,6 +201,12 @@ SELECT * FROM worklist.open_ticket('k3', 'req', 't', confirm_window => '-1 secon
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM worklist.open_ticket('k3', 'req', 't', confirm_window => '1 mon -31 days');
 \echo :LAST_ERROR_SQLSTATE
+-- an interval with a negative field can land before its base, even when it
+-- compares equal to zero
+SELECT * FROM worklist.open_ticket('k3', 'req', 't', confirm_window => '1 mon -30 days');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM worklist.open_ticket('k3', 'req', 't', ladder => '{1 hour, 1 day -24 hours}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM worklist.open_ticket('k3', 'req', 't', ladder => NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM worklist.open_ticket('k3', 'req', 't', ladder => '{1 hour,NULL}');

@@ -245,13 +245,19 @@ cmp_opt_str(const char *a, const char *b)
 
 /*
  * Which of two optional strings to keep when nothing else decides: > 0 for
- * a.  A given string over none, then the lower in code-point order.
+ * a.  A given (non-empty) string over none, an empty one over NULL (both
+ * read as missing, but the choice must not depend on arrival), then the
+ * lower in code-point order.
  */
 static int
 prefer_str(const char *a, const char *b)
 {
+	bool		a_given = a != NULL && a[0] != '\0';
+	bool		b_given = b != NULL && b[0] != '\0';
 	int			c;
 
+	if (a_given != b_given)
+		return a_given ? 1 : -1;
 	if ((a != NULL) != (b != NULL))
 		return a != NULL ? 1 : -1;
 	if (a == NULL || (c = strcmp(a, b)) == 0)

@@ -347,3 +347,28 @@ wl_binding_changed(PG_FUNCTION_ARGS)
 	invalidate_cache();
 	return PointerGetDatum(NULL);
 }
+
+PG_FUNCTION_INFO_V1(wl_guard_truncate);
+
+/*
+ * BEFORE TRUNCATE trigger on every table: only the owner's role (or a
+ * superuser) may empty a table, whatever was granted; erase_tenant is how
+ * anybody else's rows leave.
+ */
+Datum
+wl_guard_truncate(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"guard_truncate\" must be fired as a trigger")));
+	if (!superuser() && !has_privs_of_role(GetUserId(), wl_owner()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to truncate table \"%s\"",
+						RelationGetRelationName(trigdata->tg_relation)),
+				 errdetail("Only the owner of extension \"worklist\" may empty its tables.")));
+	return PointerGetDatum(NULL);
+}

@@ -116,13 +116,17 @@ finite_time(TimestampTz t, const char *argname)
 	return t;
 }
 
+/*
+ * Could the interval, added to some instant, land before it?  True when
+ * any of its fields is negative: '1 mon -30 days' compares equal to zero,
+ * yet added to 1 February it lands on 30 January.
+ */
 static bool
 interval_negative(Datum span)
 {
-	Interval	zero = {0, 0, 0};
+	Interval   *i = DatumGetIntervalP(span);
 
-	return DatumGetBool(DirectFunctionCall2(interval_lt, span,
-											IntervalPGetDatum(&zero)));
+	return i->month < 0 || i->day < 0 || i->time < 0;
 }
 
 /* ladder interval[]: not NULL, one-dimensional, no NULL or negative rung */

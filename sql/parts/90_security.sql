@@ -3,6 +3,46 @@
 -- Applied to every table and sequence of the schema, so one added later
 -- cannot be forgotten.  A test checks the result against the catalog.
 
+-- Emptying a table is refused to everybody but the owner, whatever the
+-- owner granted (a grant of ALL includes TRUNCATE).
+CREATE FUNCTION worklist.guard_truncate() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'wl_guard_truncate'
+	LANGUAGE C;
+
+-- The verbs run as the owner, so a trigger put on one of the tables by
+-- another role (one granted TRIGGER, say by a grant of ALL) would run with
+-- the owner's rights whenever a verb fires it.  Only the owner and
+-- superusers may create triggers on the extension's tables.
+CREATE FUNCTION worklist.guard_ddl() RETURNS event_trigger
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+	AS $guard$
+DECLARE
+	cmd record;
+BEGIN
+	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands() LOOP
+		IF cmd.object_type OPERATOR(pg_catalog.=) 'trigger'
+		   AND EXISTS (SELECT FROM pg_catalog.pg_trigger t
+		                 JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+		                WHERE t.oid OPERATOR(pg_catalog.=) cmd.objid
+		                  AND c.relnamespace OPERATOR(pg_catalog.=) 'worklist'::pg_catalog.regnamespace)
+		   AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+		                    WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER AND r.rolsuper)
+		   AND NOT pg_catalog.pg_has_role(CURRENT_USER,
+		           (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+		             WHERE n.nspname OPERATOR(pg_catalog.=) 'worklist'), 'USAGE')
+		THEN
+			RAISE EXCEPTION 'permission denied to create trigger on a table of extension "worklist"'
+				USING ERRCODE = 'insufficient_privilege',
+					  DETAIL = 'The verbs run as the owner of the extension; only that owner may add triggers to its tables.';
+		END IF;
+	END LOOP;
+END
+$guard$;
+CREATE EVENT TRIGGER worklist_guard_triggers ON ddl_command_end
+	WHEN TAG IN ('CREATE TRIGGER')
+	EXECUTE FUNCTION worklist.guard_ddl();
+
 DO $security$
 DECLARE
 	rel pg_catalog.regclass;
@@ -19,6 +59,9 @@ BEGIN
 			'CREATE POLICY tenant_isolation ON %s FOR SELECT'
 			' USING (tenant OPERATOR(pg_catalog.=) worklist.visible_tenant())', rel);
 		PERFORM pg_catalog.pg_extension_config_dump(rel, '');
+		EXECUTE pg_catalog.format(
+			'CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON %s'
+			' FOR EACH STATEMENT EXECUTE FUNCTION worklist.guard_truncate()', rel);
 	END LOOP;
 	FOR rel IN
 		SELECT c.oid::pg_catalog.regclass
@@ -37,6 +80,8 @@ REVOKE EXECUTE ON FUNCTION worklist.grant_tenant(text, regrole) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.revoke_tenant(text, regrole) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.erase_tenant() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.binding_changed() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION worklist.guard_truncate() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION worklist.guard_ddl() FROM PUBLIC;
 
 -- Everybody may reach the verbs; nothing else in the schema grants PUBLIC
 -- anything.
