@@ -1,5 +1,5 @@
--- worklist demo, run by ./run demo on a throwaway cluster whose sweeper
--- works in this database (worklist.database = worklist_demo).
+-- worklist demo, run by ./run demo in database postgres of a throwaway
+-- cluster whose sweeper works in that database.
 \pset footer off
 \set VERBOSITY default
 
@@ -76,7 +76,14 @@ SELECT e.run, e.checkpoint_count, e.latest_checkpoint_id, e.claim_holder, e.clai
 \echo
 \echo '=== The sweeper: a deadline passes, nobody calls sweep()'
 SELECT id, state FROM worklist.open_task('t-auto', 'case-9', '{ops}', due_at => now() + interval '1 second');
-SELECT pg_sleep(3);
+DO $$
+BEGIN
+	-- wait (at most 15 s) for the sweeper's next tick after the deadline
+	FOR i IN 1..150 LOOP
+		EXIT WHEN (SELECT state <> 'open' FROM worklist.task('t-auto'));
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END $$;
 SELECT id, state, decision FROM worklist.task('t-auto');
 SELECT pid IS NOT NULL AS running, ticks > 0 AS ticking, denied, proceeded, escalated
   FROM worklist.sweeper_status;
