@@ -27,6 +27,7 @@
 #include "catalog/pg_namespace.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
@@ -82,12 +83,9 @@ wl_spi_end(WlSpi *spi)
 		elog(ERROR, "SPI_finish failed");
 }
 
-uint64
-wl_exec(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
-		long count)
+static void
+prepare(WlStmt *stmt)
 {
-	int			rc;
-
 	if (stmt->plan == NULL)
 	{
 		SPIPlanPtr	plan = SPI_prepare_cursor(stmt->sql, stmt->nargs,
@@ -101,8 +99,30 @@ wl_exec(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
 			elog(ERROR, "could not keep prepared statement");
 		stmt->plan = plan;
 	}
+}
 
+uint64
+wl_exec(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
+		long count)
+{
+	int			rc;
+
+	prepare(stmt);
 	rc = SPI_execute_plan(stmt->plan, values, nulls, read_only, count);
+	if (rc < 0)
+		elog(ERROR, "statement failed: %s: %s",
+			 SPI_result_code_string(rc), stmt->sql);
+	return SPI_processed;
+}
+
+uint64
+wl_exec_latest(WlStmt *stmt, Datum *values, const char *nulls)
+{
+	int			rc;
+
+	prepare(stmt);
+	rc = SPI_execute_snapshot(stmt->plan, values, nulls, GetLatestSnapshot(),
+							  InvalidSnapshot, true, false, 0);
 	if (rc < 0)
 		elog(ERROR, "statement failed: %s: %s",
 			 SPI_result_code_string(rc), stmt->sql);

@@ -114,7 +114,12 @@ lookup_allowed(const char *tenant, Oid user)
 	values[0] = CStringGetTextDatum(tenant);
 	wl_spi_begin(&spi);
 	owner = GetUserId();		/* wl_spi_begin switched to the owner */
-	n = wl_exec(&stmt, values, NULL, true, 0);
+	/*
+	 * The latest committed bindings, not the transaction's snapshot: the
+	 * answer is cached beyond this transaction, and a REPEATABLE READ
+	 * snapshot older than a binding must not cache "open".
+	 */
+	n = wl_exec_latest(&stmt, values, NULL);
 	if (n == 0)
 		allowed = true;			/* an unbound tenant is open */
 	else if (superuser_arg(user) || is_member_of_role(user, owner))

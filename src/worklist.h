@@ -156,6 +156,12 @@ extern void wl_spi_end(WlSpi *spi);
 extern uint64 wl_exec(WlStmt *stmt, Datum *values, const char *nulls,
 					  bool read_only, long count);
 /*
+ * Run a kept read-only statement against the latest committed state rather
+ * than the transaction's snapshot (for facts that must not be judged on a
+ * stale snapshot under REPEATABLE READ, such as tenant bindings).
+ */
+extern uint64 wl_exec_latest(WlStmt *stmt, Datum *values, const char *nulls);
+/*
  * Value of column col (1-based) of row row of the last result, copied out
  * of SPI memory into the caller's (upper) context.  Must be called before
  * wl_spi_end.
