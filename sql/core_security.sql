@@ -1,4 +1,5 @@
 -- Privileges, row-level security, pg_dump registration, search_path.
+\set SHOW_CONTEXT never
 
 -- Every table: tenant-keyed, RLS on, a policy, no PUBLIC privilege, and
 -- registered for pg_dump.
@@ -46,6 +47,7 @@ SELECT count(*) AS strays
 -- A non-owner role can reach the verbs but cannot write a table, even
 -- after being granted the privilege: the policies admit reads only.
 CREATE ROLE wl_mallory;
+GRANT CREATE ON SCHEMA public TO wl_mallory;
 SET ROLE wl_mallory;
 SELECT (worklist.sweep()).denied;
 INSERT INTO worklist.task (tenant, id, case_id, roles) VALUES ('default', 'x', 'c', '{r}');
@@ -71,7 +73,15 @@ TRUNCATE worklist.task;
 CREATE TRIGGER mine BEFORE INSERT ON worklist.task
 	FOR EACH ROW EXECUTE FUNCTION public.wl_mallory_trigger();
 \echo :LAST_ERROR_SQLSTATE
+CREATE TABLE public.wl_mallory_probe (tenant text, id text,
+	FOREIGN KEY (tenant, id) REFERENCES worklist.task (tenant, id));
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE public.wl_mallory_probe (tenant text, id text);
+ALTER TABLE public.wl_mallory_probe
+	ADD FOREIGN KEY (tenant, id) REFERENCES worklist.task (tenant, id);
+\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+DROP TABLE public.wl_mallory_probe;
 SELECT count(*) AS mallory_triggers FROM pg_trigger WHERE tgname = 'mine';
 SELECT id FROM worklist.task ORDER BY id;
 DROP FUNCTION public.wl_mallory_trigger();
@@ -96,4 +106,5 @@ SET worklist.tenant = 'other';
 SELECT worklist.erase_tenant();
 RESET worklist.tenant;
 DROP SCHEMA evil CASCADE;
+REVOKE CREATE ON SCHEMA public FROM wl_mallory;
 DROP ROLE wl_mallory;
