@@ -119,32 +119,53 @@ release_slot(int code, Datum arg)
 	my_slot = NULL;
 }
 
-/* Take the slot of this database (or a free one) and mark it running. */
+/*
+ * Take the slot of this database (or a free one) and mark it running.
+ * One sweeper per database: when another one already runs there (say the
+ * preloaded one came back while start_sweeper() had started another), this
+ * one leaves for good (exit code 0: the postmaster does not restart it).
+ */
 static void
 claim_slot(Oid database)
 {
 	WlShared   *shared = wl_shared_attach();
 	WlSweeperStatus *slot = NULL;
+	pid_t		other = 0;
 
 	SpinLockAcquire(&shared->mutex);
 	for (int i = 0; i < WL_MAX_SWEEPERS && slot == NULL; i++)
 		if (shared->sweepers[i].used && shared->sweepers[i].database == database)
 			slot = &shared->sweepers[i];
-	for (int i = 0; i < WL_MAX_SWEEPERS && slot == NULL; i++)
-		if (!shared->sweepers[i].used || shared->sweepers[i].pid == 0)
-		{
-			slot = &shared->sweepers[i];
-			memset(slot, 0, sizeof(*slot));
-		}
-	if (slot)
+	if (slot && slot->pid != 0 && slot->pid != MyProcPid)
 	{
-		slot->used = true;
-		slot->pid = MyProcPid;
-		slot->database = database;
-		slot->started_at = GetCurrentTimestamp();
+		other = slot->pid;
+		slot = NULL;
+	}
+	else
+	{
+		for (int i = 0; i < WL_MAX_SWEEPERS && slot == NULL; i++)
+			if (!shared->sweepers[i].used || shared->sweepers[i].pid == 0)
+			{
+				slot = &shared->sweepers[i];
+				memset(slot, 0, sizeof(*slot));
+			}
+		if (slot)
+		{
+			slot->used = true;
+			slot->pid = MyProcPid;
+			slot->database = database;
+			slot->started_at = GetCurrentTimestamp();
+		}
 	}
 	SpinLockRelease(&shared->mutex);
 
+	if (other != 0)
+	{
+		ereport(LOG,
+				(errmsg("worklist sweeper exits: sweeper %d already works in this database",
+						(int) other)));
+		proc_exit(0);
+	}
 	if (slot == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),

@@ -45,5 +45,25 @@ pass('the dynamic sweeper expires an overdue task');
 is($node->safe_psql('app', q{SELECT denied FROM worklist.sweeper_status WHERE pid IS NOT NULL}),
 	'1', 'and reports it in sweeper_status');
 
+# Terminated, it comes back after its restart delay; a start_sweeper() in
+# between must not leave two sweepers in the database once it does.
+$node->safe_psql('app', "SELECT pg_terminate_backend($pid)");
+$node->poll_query_until('app', qq{SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid})
+  or die 'sweeper not terminated';
+my $second = $node->safe_psql('app', 'SELECT worklist.start_sweeper()');
+isnt($second, $pid, "start_sweeper started another one ($second)");
+sleep 7;    # the terminated one's restart delay is 5 s
+is($node->safe_psql('app',
+		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND datname = 'app'}),
+	'1', 'one sweeper per database once the first came back');
+$node->safe_psql('app', q{
+	SET worklist.tenant = 'd';
+	SELECT worklist.open_task('t2', 'c', '{r}', due_at => now());
+});
+$node->poll_query_until('app',
+	q{SELECT state = 'expired' FROM worklist.task WHERE tenant = 'd' AND id = 't2'})
+  or die 'not swept after the restart';
+pass('and it sweeps');
+
 $node->stop;
 done_testing();
