@@ -44,6 +44,23 @@ SELECT worklist.write_checkpoint('p', 's', 'r', 'c1', '{}', fence => :f3);
 SELECT worklist.release_run('p', 's', 'r', :f3, '2999-01-01 00:05:10');
 SELECT holder FROM worklist.claim_run('p', 's', 'r', 'w3', '1 minute', '2999-01-01 00:05:20');
 
+-- Claims, take-overs and reclaims count when they commit: not in a
+-- rolled-back transaction, nor in a rolled-back subtransaction.
+BEGIN;
+SELECT holder FROM worklist.claim('t3', 'eve', '{r}');
+SELECT holder FROM worklist.take_over('t3', 'eve', 'fay', '{r}');
+SELECT fence > 0 AS reclaimed FROM worklist.claim_run('p', 's', 'r', 'w9', '1 minute', '2999-01-02');
+ROLLBACK;
+BEGIN;
+SAVEPOINT s1;
+SELECT holder FROM worklist.claim('t3', 'eve', '{r}');
+ROLLBACK TO SAVEPOINT s1;
+SAVEPOINT s2;
+SELECT holder FROM worklist.claim('t3', 'gus', '{r}');
+RELEASE SAVEPOINT s2;
+SELECT worklist.release('t3', 'gus');
+COMMIT;
+
 SELECT * FROM pg_temp.delta();
 
 -- Gauges of this tenant: t1 completed, t2 claimed by claim_next, t3 and

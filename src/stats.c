@@ -17,12 +17,14 @@
  */
 #include "stats.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 bool		wl_preloaded = false;
 
@@ -37,7 +39,7 @@ wl_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WlShared)));
-	RequestAddinShmemSpace(hash_estimate_size(WL_MAX_TENANT_COUNTERS,
+	RequestAddinShmemSpace(hash_estimate_size(wl_max_tenant_counters,
 											  sizeof(WlTenantCounters)));
 	RequestNamedLWLockTranche("worklist", 1);
 }
@@ -68,8 +70,8 @@ wl_shared_attach(void)
 		info.keysize = WL_TENANT_KEY_LEN;
 		info.entrysize = sizeof(WlTenantCounters);
 		tenant_counters = ShmemInitHash("worklist tenant counters",
-										WL_MAX_TENANT_COUNTERS,
-										WL_MAX_TENANT_COUNTERS,
+										wl_max_tenant_counters,
+										wl_max_tenant_counters,
 										&info,
 										HASH_ELEM | HASH_STRINGS);
 	}
@@ -98,19 +100,17 @@ wl_stats_shmem_init(void)
 	shmem_startup_hook = wl_shmem_startup;
 }
 
-/* Add one to a counter of the current tenant. */
-void
-wl_count(WlCounter counter)
+/* Add n to a counter of tenant in shared memory. */
+static void
+count_now(const char *tenant, WlCounter counter, uint64 n)
 {
-	WlShared   *shared;
+	WlShared   *shared = wl_shared_attach();
 	WlTenantCounters *entry;
 	char		key[WL_TENANT_KEY_LEN];
 	bool		found;
+	bool		became_full = false;
 
-	if (!wl_preloaded || wl_tenant_setting == NULL)
-		return;
-	shared = wl_shared_attach();
-	strlcpy(key, wl_tenant_setting, sizeof(key));
+	strlcpy(key, tenant, sizeof(key));
 
 	LWLockAcquire(shared->counters_lock, LW_SHARED);
 	entry = hash_search(tenant_counters, key, HASH_FIND, NULL);
@@ -118,16 +118,138 @@ wl_count(WlCounter counter)
 	{
 		LWLockRelease(shared->counters_lock);
 		LWLockAcquire(shared->counters_lock, LW_EXCLUSIVE);
-		entry = hash_search(tenant_counters, key, HASH_ENTER_NULL, &found);
+		/* a hard cap: the table must not eat shared memory others need */
+		if (hash_get_num_entries(tenant_counters) < wl_max_tenant_counters)
+			entry = hash_search(tenant_counters, key, HASH_ENTER_NULL, &found);
+		else
+			entry = hash_search(tenant_counters, key, HASH_FIND, &found);
 		if (entry == NULL)
+		{
+			became_full = !shared->counters_full;
 			shared->counters_full = true;
+		}
 		else if (!found)
 			for (int i = 0; i < WL_COUNT__N; i++)
 				pg_atomic_init_u64(&entry->counters[i], 0);
 	}
 	if (entry)
-		pg_atomic_fetch_add_u64(&entry->counters[counter], 1);
+		pg_atomic_fetch_add_u64(&entry->counters[counter], n);
 	LWLockRelease(shared->counters_lock);
+
+	if (became_full)
+		ereport(LOG,
+				(errmsg("worklist counters are full: counters of further tenants are not kept"),
+				 errdetail("Shared memory holds the counters of %d tenants.",
+						   wl_max_tenant_counters),
+				 errhint("Raise worklist.max_tenant_counters (needs a restart).")));
+}
+
+/*
+ * Counts of this transaction not yet added to shared memory: a claim,
+ * take-over or lease reclaim counts when its transaction commits, so a
+ * rolled-back one is not counted.  Each entry remembers the
+ * (sub)transaction level it was made at, so a rolled-back subtransaction
+ * takes its counts with it.  Allocated in TopTransactionContext.
+ */
+typedef struct PendingCount
+{
+	int			nest_level;
+	WlCounter	counter;
+	char	   *tenant;
+} PendingCount;
+
+static List *pending_counts = NIL;
+static bool xact_callbacks_registered = false;
+
+static void
+counts_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			foreach(lc, pending_counts)
+			{
+				PendingCount *pc = (PendingCount *) lfirst(lc);
+
+				count_now(pc->tenant, pc->counter, 1);
+			}
+			pending_counts = NIL;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			pending_counts = NIL;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+counts_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	ListCell   *lc;
+
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		foreach(lc, pending_counts)
+		{
+			PendingCount *pc = (PendingCount *) lfirst(lc);
+
+			if (pc->nest_level >= level)
+				pending_counts = foreach_delete_current(pending_counts, lc);
+		}
+	}
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		foreach(lc, pending_counts)
+		{
+			PendingCount *pc = (PendingCount *) lfirst(lc);
+
+			if (pc->nest_level >= level)
+				pc->nest_level = level - 1;
+		}
+	}
+}
+
+/*
+ * Count an event of the current tenant.  Claims, take-overs and lease
+ * reclaims count at commit; claim conflicts and stale-fence refusals are
+ * refusals, which end their transaction in an error, so they count at
+ * once.
+ */
+void
+wl_count(WlCounter counter)
+{
+	MemoryContext old;
+	PendingCount *pc;
+
+	if (!wl_preloaded || wl_tenant_setting == NULL)
+		return;
+	if (counter == WL_COUNT_CLAIM_CONFLICTS || counter == WL_COUNT_STALE_FENCES)
+	{
+		count_now(wl_tenant_setting, counter, 1);
+		return;
+	}
+
+	if (!xact_callbacks_registered)
+	{
+		RegisterXactCallback(counts_xact_callback, NULL);
+		RegisterSubXactCallback(counts_subxact_callback, NULL);
+		xact_callbacks_registered = true;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	pc = palloc(sizeof(PendingCount));
+	pc->nest_level = GetCurrentTransactionNestLevel();
+	pc->counter = counter;
+	pc->tenant = pstrdup(wl_tenant_setting);
+	pending_counts = lappend(pending_counts, pc);
+	MemoryContextSwitchTo(old);
 }
 
 bool

@@ -25,8 +25,8 @@
 #define WL_ERROR_LEN		512
 #define WL_MAX_SWEEPERS		8
 
-/* Tenants whose counters shared memory can hold. */
-#define WL_MAX_TENANT_COUNTERS	4096
+/* Tenants whose counters shared memory holds (worklist.max_tenant_counters). */
+extern int	wl_max_tenant_counters;
 /* A tenant name: 256 characters of at most 4 bytes, and the NUL. */
 #define WL_TENANT_KEY_LEN	(WL_IDENT_MAX * 4 + 1)
 

@@ -18,6 +18,7 @@
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
+#include "stats.h"
 
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -29,6 +30,7 @@ bool		wl_notify_enabled = true;
 char	   *wl_database = NULL;
 int			wl_sweep_interval = 1000;
 int			wl_sweep_batch = 500;
+int			wl_max_tenant_counters = 4096;
 
 extern void wl_sweeper_init(void);
 
@@ -77,6 +79,15 @@ _PG_init(void)
 							&wl_sweep_batch,
 							500, 1, WL_SWEEP_LIMIT_MAX,
 							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("worklist.max_tenant_counters",
+							"Tenants whose cumulative counters shared memory holds.",
+							"Counters of further tenants are not kept (stats() shows them as NULL).",
+							&wl_max_tenant_counters,
+							4096, 16, 1000000,
+							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
 
