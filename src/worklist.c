@@ -82,14 +82,16 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("worklist.max_tenant_counters",
-							"Tenants whose cumulative counters shared memory holds.",
-							"Counters of further tenants are not kept (stats() shows them as NULL).",
-							&wl_max_tenant_counters,
-							4096, 16, 1000000,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
+	/* sizes shared memory: only when preloaded (counters need that anyway) */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("worklist.max_tenant_counters",
+								"Tenants whose cumulative counters shared memory holds.",
+								"Counters of further tenants are not kept (stats() shows them as NULL).",
+								&wl_max_tenant_counters,
+								4096, 16, 1000000,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("worklist");
 
