@@ -8,7 +8,7 @@
 # ./run test does all of it on a private throwaway cluster; see README.md.
 
 EXTENSION   = worklist
-EXTVERSION  = 0.1
+EXTVERSION  = 0.2
 MODULE_big  = worklist
 OBJS = \
 	src/worklist.o \
@@ -26,9 +26,11 @@ OBJS = \
 	src/stats.o \
 	src/notify.o
 
-# The install script is assembled from one part per concept.
+# The install script of the current version is assembled from one part per
+# concept; earlier versions' scripts and the upgrade chain are kept as is.
 INSTALL_PARTS = $(sort $(wildcard sql/parts/*.sql))
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA        = sql/$(EXTENSION)--0.1.sql sql/$(EXTENSION)--0.1--0.2.sql
 
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
