@@ -180,16 +180,35 @@ notify_task(text *tenant, text *id, const char *event)
 }
 
 /*
- * Run a verb's UPDATE again, after a locked read showed that it can match
- * now.  With the row locked it cannot miss; should it miss MAX_ATTEMPTS
+ * Run a verb's compare-and-set UPDATE; true when it changed the row.  A
+ * later attempt runs after a locked read showed that it can match now:
+ * with the row locked it cannot miss, and should it miss MAX_ATTEMPTS
  * times all the same, give up rather than loop.
  */
-static void
-retry_update(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
+static bool
+try_update(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
 {
 	if (attempt >= MAX_ATTEMPTS)
 		elog(ERROR, "task changed under its row lock");
-	(void) wl_exec(stmt, values, nulls, false, 0);
+	return wl_exec(stmt, values, nulls, false, 0) == 1;
+}
+
+/*
+ * The refusals a claim (or a take-over, for its new holder) meets before
+ * availability is looked at, in the contract's order: WL001, WL002, WL003,
+ * WL004.  None of them names the holder.
+ */
+static void
+check_eligible(const TaskFacts *f, const char *id, const char *actor)
+{
+	if (!f->found)
+		wl_error_not_found("task", id);
+	if (f->excluded)
+		wl_error_excluded(id, actor);
+	if (!f->meets)
+		wl_error_wrong_role(id, actor);
+	if (!is_pending(f->state))
+		wl_error_not_pending(id, f->state);
 }
 
 /*
@@ -352,11 +371,7 @@ wl_claim(PG_FUNCTION_ARGS)
 		char	   *id_c;
 		char	   *actor_c;
 
-		if (attempt == 0)
-			(void) wl_exec(&take, values, NULL, false, 0);
-		else
-			retry_update(&take, values, NULL, attempt);
-		if (SPI_processed == 1)
+		if (try_update(&take, values, NULL, attempt))
 		{
 			row = wl_result_datum(0, 1, &isnull);
 			claimed = true;
@@ -366,14 +381,7 @@ wl_claim(PG_FUNCTION_ARGS)
 		lock_task(tenant, id, actor, roles, &f);
 		id_c = text_to_cstring(id);
 		actor_c = text_to_cstring(actor);
-		if (!f.found)
-			wl_error_not_found("task", id_c);
-		if (f.excluded)
-			wl_error_excluded(id_c, actor_c);
-		if (!f.meets)
-			wl_error_wrong_role(id_c, actor_c);
-		if (!is_pending(f.state))
-			wl_error_not_pending(id_c, f.state);
+		check_eligible(&f, id_c, actor_c);
 		if (f.holder != NULL && strcmp(f.holder, actor_c) == 0)
 		{
 			row = f.row;		/* same holder: unchanged */
@@ -484,11 +492,7 @@ wl_release(PG_FUNCTION_ARGS)
 		char	   *id_c;
 		char	   *actor_c;
 
-		if (attempt == 0)
-			(void) wl_exec(&stmt, values, NULL, false, 0);
-		else
-			retry_update(&stmt, values, NULL, attempt);
-		if (SPI_processed == 1)
+		if (try_update(&stmt, values, NULL, attempt))
 			break;
 
 		lock_task(tenant, id, actor, NULL, &f);
@@ -553,11 +557,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 		char	   *actor_c;
 		char	   *from_c;
 
-		if (attempt == 0)
-			(void) wl_exec(&stmt, values, NULL, false, 0);
-		else
-			retry_update(&stmt, values, NULL, attempt);
-		if (SPI_processed == 1)
+		if (try_update(&stmt, values, NULL, attempt))
 		{
 			row = wl_result_datum(0, 1, &isnull);
 			moved = true;
@@ -568,14 +568,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 		id_c = text_to_cstring(id);
 		actor_c = text_to_cstring(actor);
 		from_c = text_to_cstring(from);
-		if (!f.found)
-			wl_error_not_found("task", id_c);
-		if (f.excluded)
-			wl_error_excluded(id_c, actor_c);
-		if (!f.meets)
-			wl_error_wrong_role(id_c, actor_c);
-		if (!is_pending(f.state))
-			wl_error_not_pending(id_c, f.state);
+		check_eligible(&f, id_c, actor_c);
 		if (f.holder == NULL || strcmp(f.holder, from_c) != 0)
 			wl_error_not_held(id_c, from_c, f.holder);
 		if (strcmp(f.holder, actor_c) == 0)
@@ -632,11 +625,7 @@ wl_complete(PG_FUNCTION_ARGS)
 		char	   *id_c;
 		char	   *actor_c;
 
-		if (attempt == 0)
-			(void) wl_exec(&stmt, values, NULL, false, 0);
-		else
-			retry_update(&stmt, values, NULL, attempt);
-		if (SPI_processed == 1)
+		if (try_update(&stmt, values, NULL, attempt))
 		{
 			settled = true;
 			break;
@@ -698,11 +687,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 	{
 		TaskFacts	f;
 
-		if (attempt == 0)
-			(void) wl_exec(&stmt, values, NULL, false, 0);
-		else
-			retry_update(&stmt, values, NULL, attempt);
-		if (SPI_processed == 1)
+		if (try_update(&stmt, values, NULL, attempt))
 		{
 			settled = true;
 			break;
