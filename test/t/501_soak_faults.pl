@@ -84,8 +84,9 @@ sub wait_for_load
 # A session that will stop inside a verb; the test holds lock 4242.
 sub pausing_session
 {
-	my ($table) = @_;
+	my ($table, $before) = @_;
 	my $s = $node->background_psql('soak', on_error_stop => 0);
+	$s->query_safe($before) if $before;
 	$s->query_safe("SET soak.pause_in = '$table'");
 	return $s;
 }
@@ -127,7 +128,8 @@ $holder->query_safe('SELECT pg_advisory_lock(4242)');
 # --------------------------------------------------------------------
 my $load = start_load(60);
 wait_for_load();
-my $victim = pausing_session('task');
+# (a few tasks of its own first, so that there is something to claim)
+my $victim = pausing_session('task', q{SELECT soak.open('soak_a') FROM generate_series(1, 3)});
 $victim->{stdin} .= "SELECT soak.claim_next('soak_a', 'victim');\n";
 $victim->{run}->pump_nb;
 my $pid = paused_pid('%victim%');
