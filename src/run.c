@@ -26,12 +26,14 @@
  * the highest fence stored; if it is (a restore of an older dump, a
  * promoted logical replica), it locks the sequence against every
  * transaction that may draw from it, moves it past that fence and tries
- * again.  See mint_guard_slow_path().
+ * again.  See mint_guard_slow_path().  A successful claim is flushed
+ * at commit even under synchronous_commit = off (see wl_claim_run).
  *
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -588,6 +590,18 @@ wl_claim_run(PG_FUNCTION_ARGS)
 
 	if (lease_null)
 		PG_RETURN_NULL();
+
+	/*
+	 * A claim lost in a crash after its lease was handed out would let its
+	 * fence be minted again for somebody else while the first holder still
+	 * writes with it.  So where synchronous_commit is off, the claim's
+	 * transaction flushes its commit record all the same.  (Otherwise its
+	 * commit flushes anyway; not forcing it then spares standbys the
+	 * control-file update that replaying a forced commit costs.)
+	 */
+	if (synchronous_commit == SYNCHRONOUS_COMMIT_OFF)
+		ForceSyncCommit();
+
 	if (reclaimed)
 		wl_count(WL_COUNT_LEASE_RECLAIMS);
 	notify_run(&addr, "claimed");
