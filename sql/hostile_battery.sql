@@ -34,7 +34,10 @@ SELECT worklist.write_checkpoint('hb_p', 'hb_s', r, 'hb_c1', '{"step": 1}',
         created_at => '2100-01-01 01:00', park_request => 'approve',
         park_deadline => '2100-01-02')
   FROM unnest('{hb_r,hb_r2,hb_r3}'::text[]) r;
+-- claimed twice (a renewal), so its fence is above 1 whatever the
+-- sequence's position: no hostile fence value can match it
 SELECT (worklist.claim_run('hb_p', 'hb_s', 'hb_r', 'alice', '1 day', '2100-01-01')).holder;
+SELECT (worklist.claim_run('hb_p', 'hb_s', 'hb_r', 'alice', '1 day', '2100-01-01')).fence > 1 AS renewed;
 SELECT worklist.grant_tenant('hostile_bound', 'hostile_bound');
 
 CREATE TEMP TABLE hb_fix (k text PRIMARY KEY, v text);
