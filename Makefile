@@ -39,7 +39,9 @@ REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
 REGRESS_SWEEP  = sweep_stats
-REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP)
+REGRESS_HOSTILE = hostile_battery hostile_copy
+REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP) \
+	$(REGRESS_HOSTILE)
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # pg_isolation_regress: test/isolation/specs/*.spec

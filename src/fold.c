@@ -1036,9 +1036,14 @@ wl_ticket_def_from_datums(WlTicketDef *def, const char *id,
 		def->ladder = palloc(sizeof(Interval) * Max(n, 1));
 		for (int i = 0; i < n; i++)
 		{
+			/*
+			 * The verbs never store a NULL rung, but a row given to
+			 * worklist.fold may hold one: refuse it as the aggregate refuses
+			 * other NULLs it cannot fold, not as corrupt data.
+			 */
 			if (nulls[i])
 				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("ladder of ticket \"%s\" has a null rung", id)));
 			def->ladder[i] = *DatumGetIntervalP(elems[i]);
 		}

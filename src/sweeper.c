@@ -40,6 +40,7 @@
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -197,10 +198,14 @@ static void
 record_error(const char *message)
 {
 	WlShared   *shared = wl_shared_attach();
+	TimestampTz at = GetCurrentTimestamp();
+	/* cut at a character boundary: half a character is not valid text */
+	int			len = pg_mbcliplen(message, strlen(message), WL_ERROR_LEN - 1);
 
 	SpinLockAcquire(&shared->mutex);
-	my_slot->last_error_at = GetCurrentTimestamp();
-	strlcpy(my_slot->last_error, message, WL_ERROR_LEN);
+	my_slot->last_error_at = at;
+	memcpy(my_slot->last_error, message, len);
+	my_slot->last_error[len] = '\0';
 	SpinLockRelease(&shared->mutex);
 }
 

@@ -174,7 +174,12 @@ tenant_allowed(const char *tenant)
 	return allowed;
 }
 
-/* Empty or oversized tenant setting? */
+/*
+ * Empty, oversized or malformed tenant setting?  A value set with SQL is
+ * valid text, but one from the startup packet (PGOPTIONS) or from
+ * postgresql.conf reaches us unchecked, and must not be stored as a text
+ * value that cannot be read back.
+ */
 static const char *
 tenant_problem(const char *tenant)
 {
@@ -182,6 +187,10 @@ tenant_problem(const char *tenant)
 
 	if (len == 0)
 		return "must not be empty";
+	if (len > (size_t) WL_IDENT_MAX * pg_database_encoding_max_length())
+		return "must be at most 256 characters";
+	if (!pg_verifymbstr(tenant, (int) len, true))
+		return "must be valid in the database encoding";
 	if (len > WL_IDENT_MAX &&
 		pg_mbstrlen_with_len(tenant, (int) len) > WL_IDENT_MAX)
 		return "must be at most 256 characters";
