@@ -91,7 +91,7 @@ INSERT INTO sec_attack VALUES
 	('other', 'ALTER EXTENSION worklist UPDATE'),
 	('other', 'ALTER EXTENSION worklist ADD TABLE pg_temp.sec_row_task'),
 	('other', 'DROP EXTENSION worklist'),
-	('other', 'ALTER EVENT TRIGGER worklist_guard_triggers DISABLE'),
+	('other', 'ALTER EVENT TRIGGER worklist_guard_ddl DISABLE'),
 	('other', 'DROP VIEW worklist.sweeper_status'),
 	('other', 'SELECT worklist.guard_ddl()');
 
