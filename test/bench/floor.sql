@@ -64,7 +64,8 @@ CREATE INDEX task_overdue ON floor.task
 
 ALTER TABLE floor.task SET (
 	autovacuum_vacuum_scale_factor = 0,
-	autovacuum_vacuum_threshold = 2000
+	autovacuum_vacuum_threshold = 2000,
+	autovacuum_analyze_scale_factor = 1
 );
 
 -- The tenant of the call: 22023 when empty or too long, 42501 when the
