@@ -223,6 +223,11 @@ if wants cycle; then
 		reset_queue floor
 		PGOPTIONS='-c worklist.tenant=cycle -c worklist.notify=on' \
 			bench cycle.floor.notify "$MAXC" "$r" cycle_floor.sql
+		# the floor as it runs when its statements keep their generic plans,
+		# as the extension's do (by default PL/pgSQL plans them afresh)
+		reset_queue floor
+		PGOPTIONS='-c worklist.tenant=cycle -c plan_cache_mode=force_generic_plan' \
+			bench cycle.floor.generic "$MAXC" "$r" cycle_floor.sql
 		PGOPTIONS='-c synchronous_commit=on' \
 			bench ceiling.sync "$MAXC" "$r" ceiling.sql -D rows="$QUEUE"
 		reset_queue worklist
@@ -430,7 +435,8 @@ psql_ -d postgres -v quick="$QUICK" <<-SQL
 	       (SELECT round(max(x.anon) / 1024.0, 1) FROM mem x WHERE x.phase = m.row AND x.clients = m.clients) AS "anon MB"
 	  FROM med m
 	 ORDER BY array_position(ARRAY['ceiling', 'ceiling.sync', 'cycle.worklist', 'cycle.floor',
-	                               'cycle.worklist.notify', 'cycle.floor.notify', 'cycle.worklist.sync',
+	                               'cycle.floor.generic', 'cycle.worklist.notify', 'cycle.floor.notify',
+	                               'cycle.worklist.sync',
 	                               'race.worklist', 'race.floor', 'checkpoint.raw',
 	                               'checkpoint.unfenced', 'checkpoint.fenced', 'renew',
 	                               'sweep.small', 'sweep.big', 'listing.first', 'listing.deep',
@@ -444,6 +450,7 @@ psql_ -d postgres -v quick="$QUICK" <<-SQL
 	INSERT INTO ratio_def (what, num, den, by, op, target, judged_at) VALUES
 		('cycle / ceiling', 'cycle.worklist', 'ceiling', 'tps', '>=', 0.45, $MAXC),
 		('cycle / floor', 'cycle.worklist', 'cycle.floor', 'tps', '>=', 1.5, $MAXC),
+		('cycle / floor with generic plans', 'cycle.worklist', 'cycle.floor.generic', 'tps', NULL, NULL, NULL),
 		('cycle with notify / without', 'cycle.worklist.notify', 'cycle.worklist', 'tps', NULL, NULL, NULL),
 		('floor with notify / without', 'cycle.floor.notify', 'cycle.floor', 'tps', NULL, NULL, NULL),
 		('cycle / ceiling, synchronous_commit on', 'cycle.worklist.sync', 'ceiling.sync', 'tps', NULL, NULL, NULL),
@@ -487,5 +494,6 @@ Queue $QUEUE open tasks (reloaded before every cycle run; ceiling on $QUEUE rows
 race: 10 tasks; checkpoint: one run per client, 20 checkpoint ids; listing: $RUNS_N runs;
 tickets: $TICKETS per group, report rolled back so every log keeps its length;
 sweep: $DUE overdue beside $SETTLED_SMALL / $SETTLED_BIG settled (two databases), $SWEEP_REPS timed sweeps each, after a VACUUM.
-Rows ending in .notify ran with worklist.notify = on, .sync with synchronous_commit = on.
+Rows ending in .notify ran with worklist.notify = on, .sync with synchronous_commit = on,
+.generic with plan_cache_mode = force_generic_plan.
 EOF
