@@ -191,6 +191,13 @@ record() { printf '%s\t1\t%s\t%s\t%s\n' "$1" "$2" "$(awk -v m="$3" 'BEGIN {print
 # after loading: write the dirty buffers out now rather than during a row
 settle() { psql_ -c CHECKPOINT; }
 
+# before a workload: leave autovacuum nothing of the previous one to do
+quiesce() {
+	echo "setup 0" >"$B/phase"
+	vacuumdb -q -d bench
+	settle
+}
+
 reset_queue() {
 	psql_ -c "SELECT bench.load_queue('$1', $QUEUE)" -c "VACUUM ANALYZE $1.task" >/dev/null
 	settle
@@ -205,6 +212,7 @@ if wants cycle || wants renew; then
 fi
 
 if wants cycle; then
+	quiesce
 	say "cycle: claim_next + complete over $QUEUE open tasks"
 	for r in $(seq "$RUNS"); do
 		for c in $CLIENTS; do
@@ -237,6 +245,7 @@ if wants cycle; then
 fi
 
 if wants race; then
+	quiesce
 	say "race: every client claims one of the same 10 tasks"
 	psql_ -c 'SELECT bench.load_race()' >/dev/null
 	for r in $(seq "$RUNS"); do
@@ -256,6 +265,7 @@ if wants race; then
 fi
 
 if wants checkpoint; then
+	quiesce
 	say "checkpoint: write_checkpoint fenced vs unfenced vs a raw upsert"
 	# Claim runs r0 .. r(MAXC-1) in client order, so that client n's current
 	# fence is base + n, and check that the fences did come out that way.
@@ -275,6 +285,7 @@ if wants checkpoint; then
 fi
 
 if wants renew; then
+	quiesce
 	say "renew: claim_run renewals by the holder"
 	for r in $(seq "$RUNS"); do
 		for c in $CLIENTS; do
@@ -321,6 +332,7 @@ if wants sweep; then
 fi
 
 if wants listing; then
+	quiesce
 	say "listing: loading $RUNS_N runs"
 	echo "setup 0" >"$B/phase"
 	# the data of test/bench/runs_listing.sh
@@ -365,6 +377,7 @@ if wants listing; then
 fi
 
 if wants tickets; then
+	quiesce
 	say "tickets: loading $TICKETS tickets with 10 events and $TICKETS with 1000"
 	echo "setup 0" >"$B/phase"
 	# events by four actors, one millisecond apart, ending a day ago
