@@ -14,8 +14,9 @@
 # Workloads (--only takes a comma-separated list of these names):
 #   cycle       claim_next + complete over a queue of 100k open tasks, against
 #               the ceiling (pgbench's raw single-row UPDATE on 100k rows) and
-#               the floor (test/bench/floor.sql, PL/pgSQL); also one row with
-#               worklist.notify on and one with synchronous_commit on
+#               the floor (test/bench/floor.sql, PL/pgSQL); at the most clients
+#               also with worklist.notify on, with synchronous_commit on, and
+#               the floor with generic plans
 #   race        every client claims one of the same 10 tasks (WL005 counted)
 #   checkpoint  write_checkpoint fenced vs unfenced vs a raw upsert
 #   renew       claim_run renewals, against the ceiling
@@ -23,11 +24,14 @@
 #   listing     list_durable_runs: first page vs a page 90% deep, 100k runs
 #   tickets     report and ticket_state on tickets with 10 and 1,000 events
 #
-# Every pgbench row is run --runs times (interleaved with its baselines) for
-# --duration seconds; throughput is pgbench's tps, latency the median of its
+# Every pgbench row is run --runs times (default 3; interleaved with its
+# baselines and the other client counts) for --duration seconds (default
+# 5); throughput is pgbench's tps, latency the median of its
 # per-transaction log; the table shows the median over the runs.  Peak
 # memory of the server's client backends is sampled every half second.
+# --quick: one 3-second run per row, 1 and 8 clients, smaller data.
 # Numbers on a shared machine are noisy: read the ratios, not the times.
+# BENCHMARKS.md explains the table.
 #
 set -Eeuo pipefail
 
@@ -48,7 +52,7 @@ while (($#)); do
 		--runs) RUNS=$2; shift ;;
 		--clients) CLIENTS=$2; shift ;;
 		--only) ONLY=$2; shift ;;
-		-h|--help) sed -n '3,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		-h|--help) sed -n '3,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 	shift
