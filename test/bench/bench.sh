@@ -60,13 +60,17 @@ done
 
 if ((QUICK)); then
 	: "${DURATION:=3}" "${RUNS:=1}" "${CLIENTS:=1 8}"
-	QUEUE=20000 RUNS_N=20000 SETTLED_SMALL=10000 SETTLED_BIG=100000
+	RUNS_N=20000 SETTLED_SMALL=10000 SETTLED_BIG=100000
 	TICKETS=16 SHARED_BUFFERS=256MB
 else
 	: "${DURATION:=5}" "${RUNS:=3}" "${CLIENTS:=1 4 8}"
-	QUEUE=100000 RUNS_N=100000 SETTLED_SMALL=100000 SETTLED_BIG=1000000
+	RUNS_N=100000 SETTLED_SMALL=100000 SETTLED_BIG=1000000
 	TICKETS=48 SHARED_BUFFERS=1GB
 fi
+# The queue of the cycle rows: 100k open tasks, more for long runs, so that
+# a run never drains it (reloaded before every run; 20k cycles a second is
+# far beyond 2 cores).
+QUEUE=$((DURATION > 5 ? 20000 * DURATION : 100000))
 DUE=1000			# overdue tasks per sweep
 SWEEP_REPS=$((QUICK ? 3 : 7))
 MAXC=0
@@ -180,6 +184,8 @@ bench() {
 	if ((rc != 0)) || [[ -z $tps ]] || grep -q 'aborted' "$dir/out"; then
 		echo "bench.sh: pgbench failed for $row ($clients clients, run $run):" >&2
 		cat "$dir/out" >&2
+		grep -q 'argument "id" must not be' "$dir/out" \
+			&& echo "bench.sh: the queue ran dry (claim_next returned NULL); shorten --duration" >&2
 		exit 1
 	fi
 	# field 3 of a per-transaction log line is its latency in microseconds
