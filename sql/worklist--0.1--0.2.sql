@@ -50,3 +50,9 @@ DROP EVENT TRIGGER worklist_guard_triggers;
 CREATE EVENT TRIGGER worklist_guard_ddl ON ddl_command_end
 	WHEN TAG IN ('CREATE TRIGGER', 'CREATE TABLE', 'ALTER TABLE')
 	EXECUTE FUNCTION worklist.guard_ddl();
+
+-- Analyze the task table after as many changes as it has rows: under a busy
+-- queue the default rate analyzed it every few seconds, and ANALYZE's
+-- snapshot keeps claim_next from marking the dead entries claims leave at
+-- the head of task_claimable.
+ALTER TABLE worklist.task SET (autovacuum_analyze_scale_factor = 1);

@@ -19,7 +19,12 @@
  * see the new fence and fail with WL007; a write that locked first commits
  * before the reclaim can proceed.  The lease is locked before the run row,
  * the order a transaction that claims and then writes takes them in too,
- * so the two cannot deadlock.  Unfenced writes never touch the lease.
+ * so the two cannot deadlock.  A run with a lease has a row (claim_run
+ * creates it), so a fenced write normally takes both locks, and reads the
+ * fence, in one statement whose row marks name the lease first (LockRows
+ * locks in that order); only when that finds no lease does it fall back to
+ * locking the lease alone and creating the run row, as an unfenced write
+ * does.  Unfenced writes never touch the lease.
  *
  * Fences come from one sequence, worklist.fence_seq.  Before minting,
  * claim_run checks (in the same statement) that the sequence is not behind
@@ -127,6 +132,19 @@ static WlStmt lock_run_stmt = {
 Datum
 wl_write_checkpoint(PG_FUNCTION_ARGS)
 {
+	/*
+	 * A fenced write's locks: the lease (FOR SHARE, against claims, until
+	 * commit), then the run row (as ensure_stmt locks it), and the current
+	 * fence.  No row: the run has no lease (or, which claim_run never
+	 * leaves behind, a lease without a run row); see fence_stmt.
+	 */
+	static WlStmt lock_fenced_stmt = {
+		"SELECT l.fence FROM worklist.run_claim l, worklist.run r"
+		" WHERE" RUN_KEY("l") " AND" RUN_KEY("r")
+		" FOR SHARE OF l FOR NO KEY UPDATE OF r",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+	};
+
 	/* the run's current fence, locked against claims until commit */
 	static WlStmt fence_stmt = {
 		"SELECT l.fence FROM worklist.run_claim l WHERE" RUN_KEY("l")
@@ -230,9 +248,14 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	if (fenced)
 	{
 		bool		has_current = false;
+		bool		run_locked = false;
 		int64		current = 0;
 
-		if (wl_exec(&fence_stmt, values, NULL, false, 0) > 0)
+		if (wl_exec(&lock_fenced_stmt, values, NULL, false, 0) > 0)
+			run_locked = true;
+		else
+			(void) wl_exec(&fence_stmt, values, NULL, false, 0);
+		if (SPI_processed > 0)
 		{
 			bool		isnull;
 			Datum		d = wl_result_datum(0, 1, &isnull);
@@ -247,9 +270,11 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 			wl_error_stale_fence(text_to_cstring(addr.run), fence,
 								 has_current, current);
 		}
+		if (!run_locked)
+			wl_exec(&ensure_stmt, values, NULL, false, 0);
 	}
-
-	wl_exec(&ensure_stmt, values, NULL, false, 0);
+	else
+		wl_exec(&ensure_stmt, values, NULL, false, 0);
 
 	values[4] = PointerGetDatum(checkpoint_id);
 	values[5] = TimestampTzGetDatum(created_at);

@@ -58,14 +58,25 @@ CREATE INDEX task_overdue ON worklist.task
 
 -- withdraw_run looks tasks up by id, through the primary key.
 
--- Every claim and every settlement leaves a dead entry at the head of
--- task_claimable, where the next claim_next starts its scan; only VACUUM
--- removes them.  Vacuum the table after a fixed number of changes rather
--- than a fraction of its (mostly settled, ever growing) size, so that the
--- head stays short however much history the table keeps.
+-- Every claim, and every settlement of an unclaimed task, leaves a dead
+-- entry in task_claimable -- a claim at its head, where the next claim_next
+-- starts its scan; only VACUUM removes them.  Vacuum the table after a
+-- fixed number of changes rather than a fraction of its (mostly settled,
+-- ever growing) size, so that the head stays short however much history
+-- the table keeps.
+--
+-- Until VACUUM comes, a claim_next that meets a dead entry marks it dead in
+-- the index, so the claims after it skip it without visiting the table --
+-- but only once no snapshot older than the claim that left it is held.
+-- ANALYZE holds one while it samples, and at the default rate (a tenth of
+-- the table changed) a busy queue is analyzed every few seconds; meanwhile
+-- every claim_next visits every entry the claims made since left behind.
+-- Claims and settlements do not change what the statements' plans depend
+-- on, so analyze after as many changes as the table has rows.
 ALTER TABLE worklist.task SET (
 	autovacuum_vacuum_scale_factor = 0,
-	autovacuum_vacuum_threshold = 2000
+	autovacuum_vacuum_threshold = 2000,
+	autovacuum_analyze_scale_factor = 1
 );
 
 CREATE FUNCTION worklist.open_task(

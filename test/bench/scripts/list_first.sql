@@ -1,0 +1,2 @@
+-- the first page of list_durable_runs
+SELECT worklist.list_durable_runs(lim => 100);
