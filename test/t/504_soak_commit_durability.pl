@@ -61,8 +61,18 @@ kill 'CONT', $walwriter;
 sleep 1 while -e $node->data_dir . '/postmaster.pid';
 $node->_update_pid(0);
 $node->start;
-is($node->safe_psql('postgres', q{SELECT count(*) FROM worklist.run_checkpoint WHERE run LIKE 'off%'}),
-	'0', 'the crash lost the checkpoint writes acknowledged after the claims');
+# The control: asynchronous commits after the claims were not flushed, so
+# the crash may lose them.  PostgreSQL never promises to lose them (any
+# flush by another process saves them), so a run where it kept them
+# proves nothing about the claims and says so rather than failing.
+my $kept = $node->safe_psql('postgres',
+	q{SELECT count(*) FROM worklist.run_checkpoint WHERE run LIKE 'off%'});
+SKIP:
+{
+	skip "the crash kept $kept of the asynchronous checkpoint writes: no control this time", 1
+	  if $kept != 0;
+	is($kept, '0', 'the crash lost the checkpoint writes acknowledged after the claims');
+}
 is($node->safe_psql('postgres', q{SELECT count(*) FROM worklist.run_claim WHERE run LIKE 'off%'}),
 	'10', 'but every acknowledged claim survived it');
 @after = claims('on', 'again', 10);
