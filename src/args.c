@@ -17,6 +17,7 @@
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 
 /* Is a string of len bytes longer than WL_IDENT_MAX characters? */
 static bool
@@ -138,6 +139,20 @@ wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *argname)
 	if (PG_ARGISNULL(argno))
 		wl_error_bad_arg(argname, "must not be null");
 	return PG_GETARG_TIMESTAMPTZ(argno);
+}
+
+TimestampTz
+wl_check_finite(TimestampTz t, const char *argname)
+{
+	if (TIMESTAMP_NOT_FINITE(t))
+		wl_error_bad_arg(argname, "must be a finite timestamp");
+	return t;
+}
+
+char *
+wl_enum_label(Datum value)
+{
+	return DatumGetCString(DirectFunctionCall1(enum_out, value));
 }
 
 Datum

@@ -576,8 +576,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(ttl),
 										  IntervalPGetDatum(&zero))) <= 0)
 		wl_error_bad_arg("ttl", "must be positive");
-	if (TIMESTAMP_NOT_FINITE(now))
-		wl_error_bad_arg("now", "must be finite");
+	wl_check_finite(now, "now");
 	expires_at = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
 														 TimestampTzGetDatum(now),
 														 IntervalPGetDatum(ttl)));

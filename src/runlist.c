@@ -367,7 +367,7 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
 
 		if (nulls[i])
 			wl_error_bad_arg("park", "must not contain null elements");
-		label = DatumGetCString(DirectFunctionCall1(enum_out, elems[i]));
+		label = wl_enum_label(elems[i]);
 		if (strcmp(label, "outstanding") == 0)
 			mask |= PARK_OUTSTANDING;
 		else if (strcmp(label, "expired") == 0)

@@ -47,8 +47,7 @@ wl_sweep(PG_FUNCTION_ARGS)
 	WlSpi		spi;
 
 	/* what the sweep writes (settled_at, watchdog events) is stamped with now */
-	if (TIMESTAMP_NOT_FINITE(now))
-		wl_error_bad_arg("now", "must be a finite timestamp");
+	wl_check_finite(now, "now");
 
 	wl_spi_begin(&spi);
 	wl_task_sweep(tenant, now, lim, &result);

@@ -167,7 +167,7 @@ lock_task(text *tenant, text *id, text *actor, ArrayType *roles, TaskFacts *f)
 static Datum
 enum_label(Datum value)
 {
-	return CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(enum_out, value)));
+	return CStringGetTextDatum(wl_enum_label(value));
 }
 
 /* Queue a notification about one task (cheap when notifications are off). */

@@ -104,19 +104,6 @@ party_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
 }
 
 /*
- * An instant stored in the log or the definition: finite, since an event
- * at infinity would outrank every later one forever and a deadline at
- * infinity would silence the watchdog.
- */
-static TimestampTz
-finite_time(TimestampTz t, const char *argname)
-{
-	if (TIMESTAMP_NOT_FINITE(t))
-		wl_error_bad_arg(argname, "must be a finite timestamp");
-	return t;
-}
-
-/*
  * Could the interval, added to some instant, land before it?  True when
  * any of its fields is negative: '1 mon -30 days' compares equal to zero,
  * yet added to 1 February it lands on 30 January.
@@ -153,13 +140,6 @@ ladder_arg(FunctionCallInfo fcinfo, int argno)
 			wl_error_bad_arg("ladder", "must not contain negative intervals");
 	}
 	return arr;
-}
-
-/* The label of an enum argument (a participation or an outcome). */
-static char *
-enum_label(Datum value)
-{
-	return DatumGetCString(DirectFunctionCall1(enum_out, value));
 }
 
 /* ----------------------------------------------------------------
@@ -486,7 +466,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 			check_not_watchdog(DatumGetTextPP(elems[i]), "authorities");
 	}
 	if (has_open_deadline)
-		open_deadline = finite_time(PG_GETARG_TIMESTAMPTZ(5), "open_deadline");
+		open_deadline = wl_check_finite(PG_GETARG_TIMESTAMPTZ(5), "open_deadline");
 	if (has_window && interval_negative(PG_GETARG_DATUM(6)))
 		wl_error_bad_arg("confirm_window", "must not be negative");
 	ladder = ladder_arg(fcinfo, 7);
@@ -552,12 +532,12 @@ wl_report(PG_FUNCTION_ARGS)
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = WL_KIND_PARTICIPATION;
 	ev.actor = text_to_cstring(actor);
-	ev.value = wl_value_parse(ev.kind, enum_label(value));
+	ev.value = wl_value_parse(ev.kind, wl_enum_label(value));
 	ev.has_not_before = !PG_ARGISNULL(3);
 	if (ev.has_not_before)
-		ev.not_before = finite_time(PG_GETARG_TIMESTAMPTZ(3), "not_before");
+		ev.not_before = wl_check_finite(PG_GETARG_TIMESTAMPTZ(3), "not_before");
 	ev.reason = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
-	ev.at = finite_time(wl_arg_time(fcinfo, 5, "at"), "at");
+	ev.at = wl_check_finite(wl_arg_time(fcinfo, 5, "at"), "at");
 
 	PG_RETURN_DATUM(append_verb(fcinfo, tenant, ticket, &ev));
 }
@@ -578,9 +558,9 @@ wl_close_ticket(PG_FUNCTION_ARGS)
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = WL_KIND_OUTCOME;
 	ev.actor = text_to_cstring(actor);
-	ev.value = wl_value_parse(ev.kind, enum_label(outcome));
+	ev.value = wl_value_parse(ev.kind, wl_enum_label(outcome));
 	ev.reason = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	ev.at = finite_time(wl_arg_time(fcinfo, 4, "at"), "at");
+	ev.at = wl_check_finite(wl_arg_time(fcinfo, 4, "at"), "at");
 
 	PG_RETURN_DATUM(append_verb(fcinfo, tenant, ticket, &ev));
 }
@@ -751,8 +731,8 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 	SPITupleTable *tt;
 	MemoryContext cxt;
 
-	if (TIMESTAMP_NOT_FINITE(now))
-		wl_error_bad_arg("now", "must be a finite timestamp: the watchdog writes its events at it");
+	/* the watchdog writes its events at now */
+	wl_check_finite(now, "now");
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(now);

@@ -94,6 +94,13 @@ extern ArrayType *wl_arg_idents(FunctionCallInfo fcinfo, int argno,
 extern int32 wl_arg_limit(FunctionCallInfo fcinfo, int argno, int32 dflt, int32 max);
 /* A timestamp that must be given (a "now" or an "at"). */
 extern TimestampTz wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *argname);
+/*
+ * Refuse a non-finite instant (22023 naming the argument) where one would
+ * be stored or stamped on a row; returns t.
+ */
+extern TimestampTz wl_check_finite(TimestampTz t, const char *argname);
+/* The label of an enum value (palloc'd). */
+extern char *wl_enum_label(Datum value);
 /* Any other argument that must not be NULL. */
 extern Datum wl_arg_required(FunctionCallInfo fcinfo, int argno, const char *argname);
 /* A C string copy of a text datum (convenience for messages). */
