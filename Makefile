@@ -34,7 +34,7 @@ DATA        = sql/$(EXTENSION)--0.1.sql sql/$(EXTENSION)--0.1--0.2.sql
 
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
-REGRESS_CORE   = core_tenancy core_security
+REGRESS_CORE   = core_tenancy core_security core_plans
 REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput

@@ -18,6 +18,16 @@
  * Both the user switch and the pushed path are undone by wl_spi_end(), or,
  * when an error escapes, by (sub)transaction abort.
  *
+ * Every statement reaches its rows through an index (each starts from the
+ * tenant, the first column of every key), and is planned that way however
+ * small its tables look at the time: statements are executed with
+ * enable_seqscan off, which only matters when the plan cache (re)plans
+ * them.  A plan made while a table is empty -- just after CREATE EXTENSION
+ * and a VACUUM, say -- would otherwise be a sequential scan that the plan
+ * cache keeps until the table is next analyzed, and never within one
+ * transaction: loading rows through the verbs in a single transaction
+ * then cost time quadratic in their number.
+ *
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
@@ -27,6 +37,7 @@
 #include "catalog/pg_namespace.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "optimizer/cost.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
@@ -101,6 +112,35 @@ prepare(WlStmt *stmt)
 	}
 }
 
+/*
+ * Execute stmt's kept plan, as SPI_execute_snapshot does (snapshot NULL: as
+ * SPI_execute_plan does), with sequential scans disabled for any planning
+ * that happens meanwhile (see the head of this file).
+ */
+static int
+execute(WlStmt *stmt, Datum *values, const char *nulls, Snapshot snapshot,
+		bool read_only, long count)
+{
+	bool		save_seqscan = enable_seqscan;
+	int			rc;
+
+	enable_seqscan = false;
+	PG_TRY();
+	{
+		if (snapshot == NULL)
+			rc = SPI_execute_plan(stmt->plan, values, nulls, read_only, count);
+		else
+			rc = SPI_execute_snapshot(stmt->plan, values, nulls, snapshot,
+									  InvalidSnapshot, read_only, false, count);
+	}
+	PG_FINALLY();
+	{
+		enable_seqscan = save_seqscan;
+	}
+	PG_END_TRY();
+	return rc;
+}
+
 uint64
 wl_exec(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
 		long count)
@@ -108,7 +148,7 @@ wl_exec(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
 	int			rc;
 
 	prepare(stmt);
-	rc = SPI_execute_plan(stmt->plan, values, nulls, read_only, count);
+	rc = execute(stmt, values, nulls, NULL, read_only, count);
 	if (rc < 0)
 		elog(ERROR, "statement failed: %s: %s",
 			 SPI_result_code_string(rc), stmt->sql);
@@ -121,8 +161,7 @@ wl_exec_latest(WlStmt *stmt, Datum *values, const char *nulls)
 	int			rc;
 
 	prepare(stmt);
-	rc = SPI_execute_snapshot(stmt->plan, values, nulls, GetLatestSnapshot(),
-							  InvalidSnapshot, true, false, 0);
+	rc = execute(stmt, values, nulls, GetLatestSnapshot(), true, 0);
 	if (rc < 0)
 		elog(ERROR, "statement failed: %s: %s",
 			 SPI_result_code_string(rc), stmt->sql);
