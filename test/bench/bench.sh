@@ -14,7 +14,9 @@
 # Workloads (--only takes a comma-separated list of these names):
 #   cycle       claim_next + complete over a queue of 100k open tasks, against
 #               the ceiling (pgbench's raw single-row UPDATE on 100k rows) and
-#               the floor (test/bench/floor.sql, PL/pgSQL); at the most clients
+#               the floor (test/bench/floor.sql, PL/pgSQL) and the verbs' two
+#               statements sent bare by pgbench (on the task table, and on a
+#               copy with only the primary key and the queue index); at the most clients
 #               also with worklist.notify on, with synchronous_commit on, and
 #               the floor with generic plans
 #   race        every client claims one of the same 10 tasks (WL005 counted)
@@ -52,7 +54,7 @@ while (($#)); do
 		--runs) RUNS=$2; shift ;;
 		--clients) CLIENTS=$2; shift ;;
 		--only) ONLY=$2; shift ;;
-		-h|--help) sed -n '3,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		-h|--help) sed -n '3,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -176,10 +178,11 @@ bench() {
 	local dir=$LOGS/$row.c$clients.r$run
 	local jobs=$((clients < 2 ? 1 : 2))
 	local rc=0 tps lat
+	[[ $script == /* ]] || script=$SCRIPTS/$script
 	mkdir -p "$dir"
 	echo "$row $clients" >"$B/phase"
 	pgbench -n -M prepared -c "$clients" -j "$jobs" -T "$DURATION" \
-		-l --log-prefix="$dir/tx" -f "$SCRIPTS/$script" "$@" bench >"$dir/out" 2>&1 || rc=$?
+		-l --log-prefix="$dir/tx" -f "$script" "$@" bench >"$dir/out" 2>&1 || rc=$?
 	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' "$dir/out")
 	if ((rc != 0)) || [[ -z $tps ]] || grep -q 'aborted' "$dir/out"; then
 		echo "bench.sh: pgbench failed for $row ($clients clients, run $run):" >&2
@@ -222,6 +225,8 @@ if wants cycle || wants renew; then
 fi
 
 if wants cycle; then
+	# cycle_sql.sql's statements on minimal.task (setup.sql)
+	sed 's/worklist\.task /minimal.task /g' "$SCRIPTS/cycle_sql.sql" >"$B/cycle_minimal.sql"
 	quiesce
 	say "cycle: claim_next + complete over $QUEUE open tasks"
 	for r in $(seq "$RUNS"); do
@@ -231,6 +236,12 @@ if wants cycle; then
 			PGOPTIONS='-c worklist.tenant=cycle' bench cycle.worklist "$c" "$r" cycle_worklist.sql
 			reset_queue floor
 			PGOPTIONS='-c worklist.tenant=cycle' bench cycle.floor "$c" "$r" cycle_floor.sql
+			# the same statements without the extension, and on a table
+			# with only the primary key and the queue index
+			reset_queue worklist
+			bench cycle.sql "$c" "$r" cycle_sql.sql
+			reset_queue minimal
+			bench cycle.sql.minimal "$c" "$r" "$B/cycle_minimal.sql"
 		done
 	done
 	# the cost of NOTIFY and of waiting for the WAL flush, at the most clients
@@ -458,6 +469,7 @@ psql_ -d postgres -v quick="$QUICK" <<-SQL
 	       (SELECT round(max(x.anon) / 1024.0, 1) FROM mem x WHERE x.phase = m.row AND x.clients = m.clients) AS "anon MB"
 	  FROM med m
 	 ORDER BY array_position(ARRAY['ceiling', 'ceiling.sync', 'cycle.worklist', 'cycle.floor',
+	                               'cycle.sql', 'cycle.sql.minimal',
 	                               'cycle.floor.generic', 'cycle.worklist.notify', 'cycle.floor.notify',
 	                               'cycle.worklist.sync',
 	                               'race.worklist', 'race.floor', 'checkpoint.raw',
@@ -473,6 +485,9 @@ psql_ -d postgres -v quick="$QUICK" <<-SQL
 	INSERT INTO ratio_def (what, num, den, by, op, target, judged_at) VALUES
 		('cycle / ceiling', 'cycle.worklist', 'ceiling', 'tps', '>=', 0.45, $MAXC),
 		('cycle / floor', 'cycle.worklist', 'cycle.floor', 'tps', '>=', 1.5, $MAXC),
+		('statements alone / ceiling', 'cycle.sql', 'ceiling', 'tps', NULL, NULL, NULL),
+		('statements alone, two indexes / ceiling', 'cycle.sql.minimal', 'ceiling', 'tps', NULL, NULL, NULL),
+		('cycle / statements alone', 'cycle.worklist', 'cycle.sql', 'tps', NULL, NULL, NULL),
 		('cycle / floor with generic plans', 'cycle.worklist', 'cycle.floor.generic', 'tps', NULL, NULL, NULL),
 		('cycle with notify / without', 'cycle.worklist.notify', 'cycle.worklist', 'tps', NULL, NULL, NULL),
 		('floor with notify / without', 'cycle.floor.notify', 'cycle.floor', 'tps', NULL, NULL, NULL),
