@@ -113,17 +113,19 @@ prepare(WlStmt *stmt)
 }
 
 /*
- * Execute stmt's kept plan, as SPI_execute_snapshot does (snapshot NULL: as
- * SPI_execute_plan does), with sequential scans disabled for any planning
- * that happens meanwhile (see the head of this file).
+ * Prepare stmt if need be and execute its kept plan, as SPI_execute_snapshot
+ * does (snapshot NULL: as SPI_execute_plan does), with sequential scans
+ * disabled for any planning that happens meanwhile (see the head of this
+ * file).  Returns SPI_processed.
  */
-static int
+static uint64
 execute(WlStmt *stmt, Datum *values, const char *nulls, Snapshot snapshot,
 		bool read_only, long count)
 {
 	bool		save_seqscan = enable_seqscan;
 	int			rc;
 
+	prepare(stmt);
 	enable_seqscan = false;
 	PG_TRY();
 	{
@@ -138,34 +140,23 @@ execute(WlStmt *stmt, Datum *values, const char *nulls, Snapshot snapshot,
 		enable_seqscan = save_seqscan;
 	}
 	PG_END_TRY();
-	return rc;
+	if (rc < 0)
+		elog(ERROR, "statement failed: %s: %s",
+			 SPI_result_code_string(rc), stmt->sql);
+	return SPI_processed;
 }
 
 uint64
 wl_exec(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
 		long count)
 {
-	int			rc;
-
-	prepare(stmt);
-	rc = execute(stmt, values, nulls, NULL, read_only, count);
-	if (rc < 0)
-		elog(ERROR, "statement failed: %s: %s",
-			 SPI_result_code_string(rc), stmt->sql);
-	return SPI_processed;
+	return execute(stmt, values, nulls, NULL, read_only, count);
 }
 
 uint64
 wl_exec_latest(WlStmt *stmt, Datum *values, const char *nulls)
 {
-	int			rc;
-
-	prepare(stmt);
-	rc = execute(stmt, values, nulls, GetLatestSnapshot(), true, 0);
-	if (rc < 0)
-		elog(ERROR, "statement failed: %s: %s",
-			 SPI_result_code_string(rc), stmt->sql);
-	return SPI_processed;
+	return execute(stmt, values, nulls, GetLatestSnapshot(), true, 0);
 }
 
 Datum
