@@ -8,7 +8,8 @@
 # ./run test does all of it on a private throwaway cluster; see README.md.
 
 EXTENSION   = worklist
-EXTVERSION  = 0.2
+EXTVERSION  = 0.3
+PREVVERSION = 0.2
 MODULE_big  = worklist
 OBJS = \
 	src/worklist.o \
@@ -26,17 +27,26 @@ OBJS = \
 	src/stats.o \
 	src/notify.o
 
-# The install script of the current version is assembled from one part per
-# concept; earlier versions' scripts and the upgrade chain are kept as is.
+# Scripts.  sql/*.sql are pg_regress inputs only; the extension's scripts
+# live in subdirectories:
+#   sql/parts/      the current version's install script, one part per
+#                   concept, concatenated into $(EXTENSION)--$(EXTVERSION).sql
+#   sql/upgrade/    the upgrade from the previous release to the current
+#                   version, concatenated into
+#                   $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
+#   sql/released/   scripts of released versions and their upgrades, frozen
+# doc/testing.md ("Releasing a version") says how a version is frozen.
 INSTALL_PARTS = $(sort $(wildcard sql/parts/*.sql))
-DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA        = sql/$(EXTENSION)--0.1.sql sql/$(EXTENSION)--0.1--0.2.sql
+UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/*.sql))
+DATA_built  = $(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
+DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
 REGRESS_CORE   = core_tenancy core_security core_plans
 REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
-REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost
+REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
+	ticket_scenarios
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
 REGRESS_SWEEP  = sweep_stats
 REGRESS_HOSTILE = hostile_battery hostile_copy
@@ -69,8 +79,11 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(DATA_built): $(INSTALL_PARTS)
+$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 	cat $(INSTALL_PARTS) > $@
+
+$(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql: $(UPGRADE_PARTS)
+	cat $(UPGRADE_PARTS) > $@
 
 # pgTAP files are plain SQL run by pg_prove in a database of their own.
 PGTAP_DB ?= worklist_pgtap
