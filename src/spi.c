@@ -15,56 +15,119 @@
  * a statement be re-parsed under a path of its choosing.  With the pin the
  * active path is always the one the plan was made under.
  *
- * Both the user switch and the pushed path are undone by wl_spi_end(), or,
- * when an error escapes, by (sub)transaction abort.
+ * The settings the statements run under are set with the GUC machinery
+ * in a nest level of their own (NewGUCNestLevel, set_config_option with
+ * GUC_ACTION_SAVE, AtEOXact_GUC), as PostgreSQL's own RI_Initial_Check and
+ * extension scripts do: undone by wl_spi_end(), or, when an error escapes,
+ * by (sub)transaction abort, and visible to SHOW meanwhile.  They are:
  *
- * Every statement reaches its rows through an index (each starts from the
- * tenant, the first column of every key), and is planned that way however
- * small its tables look at the time: statements are executed with
- * enable_seqscan off, which only matters when the plan cache (re)plans
- * them.  A plan made while a table is empty -- just after CREATE EXTENSION
- * and a VACUUM, say -- would otherwise be a sequential scan that the plan
- * cache keeps until the table is next analyzed, and never within one
- * transaction: loading rows through the verbs in a single transaction
- * then cost time quadratic in their number.
+ *	 search_path = pg_catalog, pg_temp
+ *		every name in the statements is schema-qualified, but the plan cache
+ *		re-analyses a kept statement under whatever path is active when it
+ *		notices a change, so without the pin a caller could make a statement
+ *		be re-parsed under a path of its choosing;
+ *	 enable_seqscan = off
+ *		every statement reaches its rows through an index (each starts from
+ *		the tenant, the first column of every key), and is planned that way
+ *		however small its tables look at the time.  A plan made while a
+ *		table is empty -- just after CREATE EXTENSION and a VACUUM, say --
+ *		would otherwise be a sequential scan that the plan cache keeps until
+ *		the table is next analyzed, and never within one transaction:
+ *		loading rows through the verbs in a single transaction then cost
+ *		time quadratic in their number;
+ *	 jit = off
+ *		a disabled scan type adds a huge constant to a plan's cost (the
+ *		fence sequence can only be scanned sequentially), which would carry
+ *		it over every JIT threshold; whether a plan is compiled is decided
+ *		when it is made, so a plan made here never is, whatever the server's
+ *		settings say when it runs.
+ *
+ * The user switch is undone the same way.
  *
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_namespace.h"
+#include "catalog/pg_extension.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "optimizer/cost.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
+
+/*
+ * The extension's owner, from pg_extension.extowner (not from the schema's
+ * owner: ALTER SCHEMA ... OWNER must not change whose rights the verbs use).
+ * Cached, keyed on the schema's OID, and dropped when any schema changes:
+ * a DROP and CREATE EXTENSION makes a new schema, and REASSIGN OWNED, the
+ * only way the extension's owner changes, changes the schema's owner too.
+ */
+static Oid	owner_cache = InvalidOid;
+static Oid	owner_cache_nsp = InvalidOid;
+static bool owner_callback_registered = false;
+
+static void
+owner_cache_reset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	owner_cache_nsp = InvalidOid;
+}
 
 Oid
 wl_owner(void)
 {
 	Oid			nsp = get_namespace_oid("worklist", true);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
 	HeapTuple	tup;
-	Oid			owner;
+	Oid			owner = InvalidOid;
 
-	if (!OidIsValid(nsp))
+	if (!owner_callback_registered)
+	{
+		CacheRegisterSyscacheCallback(NAMESPACEOID, owner_cache_reset, (Datum) 0);
+		owner_callback_registered = true;
+	}
+	if (OidIsValid(nsp) && nsp == owner_cache_nsp)
+		return owner_cache;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("worklist"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(owner) || !OidIsValid(nsp))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"worklist\" is not installed in this database")));
-	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for namespace %u", nsp);
-	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
-	ReleaseSysCache(tup);
+	owner_cache = owner;
+	owner_cache_nsp = nsp;
 	return owner;
+}
+
+/* Set one of the statements' settings in the current GUC nest level. */
+static void
+set_local(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 }
 
 void
 wl_spi_begin(WlSpi *spi)
 {
-	OverrideSearchPath path;
 	Oid			owner = wl_owner();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -74,11 +137,10 @@ wl_spi_begin(WlSpi *spi)
 	SetUserIdAndSecContext(owner,
 						   spi->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 
-	path.schemas = NIL;
-	path.addCatalog = true;
-	path.addTemp = false;
-	path.generation = 0;
-	PushOverrideSearchPath(&path);
+	spi->guc_level = NewGUCNestLevel();
+	set_local("search_path", "pg_catalog, pg_temp");
+	set_local("enable_seqscan", "off");
+	set_local("jit", "off");
 
 	spi->active = true;
 }
@@ -87,7 +149,7 @@ void
 wl_spi_end(WlSpi *spi)
 {
 	Assert(spi->active);
-	PopOverrideSearchPath();
+	AtEOXact_GUC(true, spi->guc_level);
 	SetUserIdAndSecContext(spi->save_userid, spi->save_sec_context);
 	spi->active = false;
 	if (SPI_finish() != SPI_OK_FINISH)
@@ -114,32 +176,23 @@ prepare(WlStmt *stmt)
 
 /*
  * Prepare stmt if need be and execute its kept plan, as SPI_execute_snapshot
- * does (snapshot NULL: as SPI_execute_plan does), with sequential scans
- * disabled for any planning that happens meanwhile (see the head of this
- * file).  Returns SPI_processed.
+ * does (snapshot NULL: as SPI_execute_plan does).  Returns SPI_processed,
+ * in the caller's memory context (SPI leaves its own current otherwise).
  */
 static uint64
 execute(WlStmt *stmt, Datum *values, const char *nulls, Snapshot snapshot,
 		bool read_only, long count)
 {
-	bool		save_seqscan = enable_seqscan;
+	MemoryContext cxt = CurrentMemoryContext;
 	int			rc;
 
 	prepare(stmt);
-	enable_seqscan = false;
-	PG_TRY();
-	{
-		if (snapshot == NULL)
-			rc = SPI_execute_plan(stmt->plan, values, nulls, read_only, count);
-		else
-			rc = SPI_execute_snapshot(stmt->plan, values, nulls, snapshot,
-									  InvalidSnapshot, read_only, false, count);
-	}
-	PG_FINALLY();
-	{
-		enable_seqscan = save_seqscan;
-	}
-	PG_END_TRY();
+	if (snapshot == NULL)
+		rc = SPI_execute_plan(stmt->plan, values, nulls, read_only, count);
+	else
+		rc = SPI_execute_snapshot(stmt->plan, values, nulls, snapshot,
+								  InvalidSnapshot, read_only, false, count);
+	MemoryContextSwitchTo(cxt);
 	if (rc < 0)
 		elog(ERROR, "statement failed: %s: %s",
 			 SPI_result_code_string(rc), stmt->sql);

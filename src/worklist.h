@@ -27,6 +27,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 /* ----------
@@ -44,6 +45,9 @@
 /* Longest identifier accepted, in characters. */
 #define WL_IDENT_MAX		256
 
+/* Longest title or reason accepted, in characters. */
+#define WL_TEXT_MAX			4096
+
 /* Bounds of every "lim" argument. */
 #define WL_LIMIT_MAX		1000
 #define WL_SWEEP_LIMIT_MAX	100000
@@ -53,6 +57,9 @@
  * ----------
  */
 extern char *wl_tenant_setting;
+extern bool wl_open_tenants;
+extern int	wl_max_document_size;
+extern int64 wl_max_clock_skew_us;
 extern bool wl_notify_enabled;
 extern char *wl_database;
 extern int	wl_sweep_interval;
@@ -82,6 +89,8 @@ extern void wl_error_bad_arg(const char *argname, const char *why) pg_attribute_
 extern text *wl_arg_ident(FunctionCallInfo fcinfo, int argno, const char *argname);
 /* An optional identifier: NULL stays NULL, anything else must be valid. */
 extern text *wl_arg_ident_opt(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* Is a (non-NULL) text datum a valid identifier?  Never raises. */
+extern bool wl_ident_valid(Datum d);
 /* Validate an identifier that did not come from an argument slot. */
 extern void wl_check_ident(text *t, const char *argname);
 /*
@@ -103,24 +112,94 @@ extern TimestampTz wl_check_finite(TimestampTz t, const char *argname);
 extern char *wl_enum_label(Datum value);
 /* Any other argument that must not be NULL. */
 extern Datum wl_arg_required(FunctionCallInfo fcinfo, int argno, const char *argname);
+/*
+ * A title or reason: at most WL_TEXT_MAX characters (22023).  NULL is
+ * refused when required, else returned as NULL.
+ */
+extern text *wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname,
+						 bool required);
+/* A jsonb document: not NULL, at most worklist.max_document_size bytes (54000). */
+extern Datum wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname);
 /* A C string copy of a text datum (convenience for messages). */
 #define wl_text_cstr(t)	text_to_cstring(t)
 
 /* ----------
- * Tenancy (tenant.c)
+ * Tenancy (tenant.c, binding.c) and trust (trust.c)
  * ----------
  */
+/* As what a role reaches a tenant; wider kinds compare greater. */
+typedef enum WlBinding
+{
+	WL_BINDING_NONE,			/* not at all */
+	WL_BINDING_MEMBER,			/* acts only as itself, now */
+	WL_BINDING_SERVICE,			/* names any actor, roles and instant */
+	WL_BINDING_ADMIN			/* and administers the tenant */
+} WlBinding;
+
 /*
  * The tenant of this call after the contract's first two checks: an empty
- * (or oversized) tenant is 22023, a tenant bound to roles the current user
- * is not a member of is 42501.  Returns a text datum valid until the end of
- * the call.
+ * (or oversized) tenant is 22023, one the current role cannot reach is
+ * 42501.  Sets wl_caller_binding.  Returns a text datum valid until the
+ * end of the call.
  */
 extern text *wl_tenant_enter(void);
-/* Same rule without raising: NULL when the current user may not act. */
+/* As what the current call's role reaches its tenant (wl_tenant_enter). */
+extern WlBinding wl_caller_binding;
+/*
+ * As what the current role reaches the tenant named (cached); *bound, when
+ * not NULL, says whether the tenant has any binding at all.
+ */
+extern WlBinding wl_tenant_binding(const char *tenant, bool *bound);
+/* Drop the cached decisions (binding.c, after a change of bindings). */
+extern void wl_tenant_cache_reset(void);
+/* The refusal of a tenant the current role cannot reach (42501). */
+extern void wl_error_no_reach(const char *tenant) pg_attribute_noreturn();
+/* Same rule without raising: NULL when the current role may not act. */
 extern text *wl_tenant_visible(void);
 /* Is erase_tenant() running in this backend?  (Lets it past append-only.) */
 extern bool wl_erasing;
+
+/*
+ * A member binding's trust checks (42501), each a no-op for service and
+ * admin bindings and for a NULL or malformed argument (left to argument
+ * validation, which refuses it with 22023):
+ *	 WL_TRUST_ACTOR	the argument names current_user;
+ *	 WL_TRUST_ROLES	every element of the text[] argument names a role
+ *					current_user is a member of;
+ *	 WL_TRUST_CLOCK	the instant is within worklist.max_clock_skew of the
+ *					transaction's now().
+ */
+typedef enum WlTrustKind
+{
+	WL_TRUST_END,
+	WL_TRUST_ACTOR,
+	WL_TRUST_ROLES,
+	WL_TRUST_CLOCK
+} WlTrustKind;
+
+typedef struct WlTrustArg
+{
+	WlTrustKind kind;
+	int			argno;
+	const char *argname;
+} WlTrustArg;
+
+#define WL_ACTOR(argno, name)	{WL_TRUST_ACTOR, (argno), (name)}
+#define WL_ROLES(argno, name)	{WL_TRUST_ROLES, (argno), (name)}
+#define WL_CLOCK(argno, name)	{WL_TRUST_CLOCK, (argno), (name)}
+#define WL_TRUST(...)	((const WlTrustArg[]) {__VA_ARGS__, {WL_TRUST_END, 0, NULL}})
+
+/*
+ * wl_tenant_enter(), then the trust checks listed, in order: the order of
+ * checks every verb follows (tenant, reach, trust, then its arguments).
+ * Use as  tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
+ */
+extern text *wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks);
+/* Check and assign hooks of worklist.max_clock_skew (an interval). */
+extern bool wl_check_clock_skew(char **newval, void **extra, GucSource source);
+extern void wl_assign_clock_skew(const char *newval, void *extra);
+/* Refuse (42501) a call whose binding is narrower than at_least. */
+extern void wl_require_binding(WlBinding at_least, const char *verb);
 
 /* ----------
  * SPI layer (spi.c)
@@ -146,16 +225,22 @@ typedef struct WlStmt
 	 * this saves planning it again on every call.
 	 */
 	bool		generic;
+	/* module.verb.purpose: how worklist.kept_statements() lists it */
+	const char *name;
 } WlStmt;
 
 typedef struct WlSpi
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	int			guc_level;
 	bool		active;
 } WlSpi;
 
-/* Connect SPI and act as the extension owner with search_path pinned. */
+/*
+ * Connect SPI and act as the extension owner, with the statements' settings
+ * (search_path, enable_seqscan, jit) set in a GUC nest level of their own.
+ */
 extern void wl_spi_begin(WlSpi *spi);
 /* Undo wl_spi_begin.  On error, transaction abort undoes it instead. */
 extern void wl_spi_end(WlSpi *spi);
