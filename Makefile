@@ -17,6 +17,8 @@ OBJS = \
 	src/errors.o \
 	src/spi.o \
 	src/tenant.o \
+	src/binding.o \
+	src/trust.o \
 	src/task.o \
 	src/ticket.o \
 	src/fold.o \
@@ -43,7 +45,7 @@ DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
-REGRESS_CORE   = core_tenancy core_security core_plans
+REGRESS_CORE   = core_tenancy core_trust core_security core_plans
 REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
 	ticket_scenarios

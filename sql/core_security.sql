@@ -44,9 +44,11 @@ SELECT count(*) AS strays
    AND NOT EXISTS (SELECT FROM pg_depend d
                     WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e');
 
--- A non-owner role can reach the verbs but cannot write a table, even
--- after being granted the privilege: the policies admit reads only.
+-- A role bound to the tenant (as service) can reach the verbs but cannot
+-- write a table, even after being granted the privilege: the policies
+-- admit reads only.
 CREATE ROLE wl_mallory;
+SELECT worklist.grant_tenant('default', 'wl_mallory', 'service');
 GRANT CREATE ON SCHEMA public TO wl_mallory;
 SET ROLE wl_mallory;
 SELECT (worklist.sweep()).denied;
@@ -107,4 +109,5 @@ SELECT worklist.erase_tenant();
 RESET worklist.tenant;
 DROP SCHEMA evil CASCADE;
 REVOKE CREATE ON SCHEMA public FROM wl_mallory;
+SELECT worklist.revoke_tenant('default', 'wl_mallory');
 DROP ROLE wl_mallory;

@@ -48,10 +48,11 @@ DELETE FROM worklist.ticket_event;
 ROLLBACK TO s;
 COMMIT;
 
--- A role granted every privilege on the log is refused the same way
--- (row-level security alone would have made these silently match
--- nothing; the refusal says so instead).
+-- A role granted every privilege on the log, and bound to the tenant as
+-- service, is refused the same way (row-level security alone would have
+-- made these silently match nothing; the refusal says so instead).
 CREATE ROLE wl_ticket_writer;
+SELECT worklist.grant_tenant('ticket_log', 'wl_ticket_writer', 'service');
 GRANT USAGE ON SCHEMA worklist TO wl_ticket_writer;
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON worklist.ticket_event, worklist.ticket TO wl_ticket_writer;
 SET ROLE wl_ticket_writer;
@@ -73,6 +74,7 @@ VALUES ('ticket_log', 'k', 99, 'ann', now(), 'participation', 'working');
 RESET ROLE;
 REVOKE ALL ON worklist.ticket_event, worklist.ticket FROM wl_ticket_writer;
 REVOKE ALL ON SCHEMA worklist FROM wl_ticket_writer;
+SELECT worklist.revoke_tenant('ticket_log', 'wl_ticket_writer');
 DROP ROLE wl_ticket_writer;
 
 -- The log's own checks hold even for the owner writing directly: only

@@ -216,11 +216,25 @@ SELECT * FROM worklist.open_ticket('k3', 'req', 't', ladder => '{1 hour,-1 hour}
 SELECT * FROM worklist.open_ticket('k3', 'req', 't', ladder => '{{1 hour},{2 hours}}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS k3_exists FROM worklist.ticket WHERE tenant = 'ticket_verbs' AND id = 'k3';
--- zero is a valid window and a valid rung; reasons and titles may be long
-SELECT ticket, state FROM worklist.open_ticket('k3', 'req', repeat('t', 1000000),
+-- Titles and reasons are bounded (4,096 characters, however many bytes),
+-- bodies by worklist.max_document_size (54000).
+SELECT * FROM worklist.open_ticket('k3', 'req', repeat('t', 4097));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM worklist.open_ticket('k3', 'req', repeat('t', 1000000));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM worklist.open_ticket('k3', 'req', 't', body => jsonb_build_object('x', repeat('b', 1048576)));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM worklist.report('k1', 'ann', 'abandoned', reason => repeat('r', 4097));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM worklist.close_ticket('k1', 'ann', 'archived', reason => repeat('r', 4097));
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS k3_exists FROM worklist.ticket WHERE tenant = 'ticket_verbs' AND id = 'k3';
+-- zero is a valid window and a valid rung; reasons and titles may be as
+-- long as the bound
+SELECT ticket, state FROM worklist.open_ticket('k3', 'req', repeat('té', 2048),
 	confirm_window => '0', ladder => '{0, 0}');
-SELECT abandoned->>'ann' = repeat('r', 1000000) AS long_reason_kept
-  FROM worklist.report('k3', 'ann', 'abandoned', reason => repeat('r', 1000000), at => '2030-01-01');
+SELECT abandoned->>'ann' = repeat('ré', 2048) AS long_reason_kept
+  FROM worklist.report('k3', 'ann', 'abandoned', reason => repeat('ré', 2048), at => '2030-01-01');
 
 -- Limits are clamped, never an error.
 SELECT count(*) FROM worklist.overdue_tickets('infinity', NULL);
@@ -252,12 +266,14 @@ SELECT * FROM worklist.ticket_history('k1');
 SELECT * FROM worklist.overdue_tickets();
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
-SELECT worklist.revoke_tenant('ticket_verbs', 'wl_ticket_team');
--- An unbound tenant is open to any role, which needs no table privilege.
+-- A role bound as service reaches the tenant, and needs no table privilege.
+SELECT worklist.grant_tenant('ticket_verbs', 'wl_ticket_outsider', 'service');
 SET ROLE wl_ticket_outsider;
 SELECT state FROM worklist.report('k2', 'ann', 'working', at => '2030-01-02');
 SELECT count(*) FROM worklist.ticket_history('k2');
 RESET ROLE;
+SELECT worklist.revoke_tenant('ticket_verbs', 'wl_ticket_outsider');
+SELECT worklist.revoke_tenant('ticket_verbs', 'wl_ticket_team');
 DROP ROLE wl_ticket_outsider, wl_ticket_team;
 
 -- Which verbs PUBLIC may execute: all of them.

@@ -18,6 +18,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
+#include "utils/jsonb.h"
 
 /* Is a string of len bytes longer than WL_IDENT_MAX characters? */
 static bool
@@ -40,6 +41,18 @@ check_raw_size(Datum d, const char *argname)
 		wl_error_bad_arg(argname, "must not be empty");
 	if (raw > (Size) WL_IDENT_MAX * pg_database_encoding_max_length())
 		wl_error_bad_arg(argname, "must be at most 256 characters");
+}
+
+bool
+wl_ident_valid(Datum d)
+{
+	Size		raw = toast_raw_datum_size(d) - VARHDRSZ;
+	text	   *t;
+
+	if (raw == 0 || raw > (Size) WL_IDENT_MAX * pg_database_encoding_max_length())
+		return false;
+	t = DatumGetTextPP(d);
+	return !ident_too_long(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }
 
 void
@@ -161,4 +174,46 @@ wl_arg_required(FunctionCallInfo fcinfo, int argno, const char *argname)
 	if (PG_ARGISNULL(argno))
 		wl_error_bad_arg(argname, "must not be null");
 	return PG_GETARG_DATUM(argno);
+}
+
+text *
+wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname,
+			bool required)
+{
+	Datum		d;
+	text	   *t;
+	Size		len;
+
+	if (PG_ARGISNULL(argno))
+	{
+		if (required)
+			wl_error_bad_arg(argname, "must not be null");
+		return NULL;
+	}
+	d = PG_GETARG_DATUM(argno);
+	/* judged from the header first: a huge value costs nothing to refuse */
+	if (toast_raw_datum_size(d) - VARHDRSZ >
+		(Size) WL_TEXT_MAX * pg_database_encoding_max_length())
+		wl_error_bad_arg(argname, "must be at most 4096 characters");
+	t = DatumGetTextPP(d);
+	len = VARSIZE_ANY_EXHDR(t);
+	if (len > WL_TEXT_MAX &&
+		pg_mbstrlen_with_len(VARDATA_ANY(t), (int) len) > WL_TEXT_MAX)
+		wl_error_bad_arg(argname, "must be at most 4096 characters");
+	return t;
+}
+
+Datum
+wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	Datum		d = wl_arg_required(fcinfo, argno, argname);
+	Size		size = toast_raw_datum_size(d) - VARHDRSZ;
+
+	if (size > (Size) wl_max_document_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("argument \"%s\" is too large", argname),
+				 errdetail("The document takes %zu bytes; worklist.max_document_size is %d bytes.",
+						   size, wl_max_document_size)));
+	return d;
 }

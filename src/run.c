@@ -63,15 +63,22 @@ typedef struct RunAddress
 	text	   *run;
 } RunAddress;
 
-/* Tenant first, then project, session and run (arguments 0..2). */
+/*
+ * Tenant first, then the trust checks listed (NULL: none), then project,
+ * session and run (arguments 0..2).
+ */
 static void
-run_address(FunctionCallInfo fcinfo, RunAddress *addr)
+run_address_as(FunctionCallInfo fcinfo, RunAddress *addr, const WlTrustArg *checks)
 {
-	addr->tenant = wl_tenant_enter();
+	static const WlTrustArg none[] = {{WL_TRUST_END, 0, NULL}};
+
+	addr->tenant = wl_tenant_enter_as(fcinfo, checks ? checks : none);
 	addr->project = wl_arg_ident(fcinfo, 0, "project");
 	addr->session = wl_arg_ident(fcinfo, 1, "session");
 	addr->run = wl_arg_ident(fcinfo, 2, "run");
 }
+
+#define run_address(fcinfo, addr) run_address_as((fcinfo), (addr), NULL)
 
 static void
 address_values(const RunAddress *addr, Datum *values)
@@ -232,7 +239,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 
 	run_address(fcinfo, &addr);
 	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
-	body = wl_arg_required(fcinfo, 4, "body");
+	body = wl_arg_document(fcinfo, 4, "body");
 	fenced = !PG_ARGISNULL(5);
 	if (fenced)
 		fence = PG_GETARG_INT64(5);
@@ -567,7 +574,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	bool		lease_null = true;
 	bool		reclaimed = false;
 
-	run_address(fcinfo, &addr);
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_ACTOR(3, "holder"), WL_CLOCK(5, "now")));
 	holder = wl_arg_ident(fcinfo, 3, "holder");
 	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
 	now = wl_arg_time(fcinfo, 5, "now");
@@ -649,7 +656,7 @@ wl_release_run(PG_FUNCTION_ARGS)
 	Datum		values[6];
 	uint64		released;
 
-	run_address(fcinfo, &addr);
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_CLOCK(4, "now")));
 	address_values(&addr, values);
 	values[4] = wl_arg_required(fcinfo, 3, "fence");
 	values[5] = TimestampTzGetDatum(wl_arg_time(fcinfo, 4, "now"));

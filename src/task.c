@@ -265,6 +265,8 @@ wl_open_task(PG_FUNCTION_ARGS)
 	{
 		if (PG_ARGISNULL(arg))
 			nulls[arg + 1] = 'n';
+		else if (arg == 4)
+			values[arg + 1] = wl_arg_document(fcinfo, 4, "payload");
 		else if (arg == 7)
 			values[arg + 1] = enum_label(PG_GETARG_DATUM(arg));
 		else
@@ -349,7 +351,7 @@ wl_claim(PG_FUNCTION_ARGS)
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
 		.generic = true
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor"), WL_ROLES(2, "roles")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 2, "roles", true);
@@ -425,7 +427,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
 		.generic = true
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 1, "roles", true);
 	Datum		values[3];
@@ -475,7 +477,7 @@ wl_release(PG_FUNCTION_ARGS)
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	Datum		values[3];
@@ -532,7 +534,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
 		.generic = true
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(2, "actor"), WL_ROLES(3, "roles")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *from = wl_arg_ident(fcinfo, 1, "from_actor");
 	text	   *actor = wl_arg_ident(fcinfo, 2, "actor");
@@ -605,10 +607,10 @@ wl_complete(PG_FUNCTION_ARGS)
 		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
 		.generic = true
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
-	Datum		decision = wl_arg_required(fcinfo, 2, "decision");
+	Datum		decision = wl_arg_document(fcinfo, 2, "decision");
 	Datum		values[4];
 	bool		settled = false;
 	WlSpi		spi;
@@ -818,7 +820,7 @@ wl_queue(PG_FUNCTION_ARGS)
 		4, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID},
 		.generic = true
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ROLES(0, "roles")));
 	ArrayType  *roles = wl_arg_idents(fcinfo, 0, "roles", true);
 	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
 	text	   *actor = wl_arg_ident_opt(fcinfo, 2, "actor");

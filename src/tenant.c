@@ -1,24 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * tenant.c
- *	  The tenant setting, tenant bindings, and erasure.
+ *	  The tenant setting, who may reach a tenant and as what, erasure.
  *
- * worklist.tenant scopes every verb to one tenant's rows.  On its own it is
- * only scoping: any role can SET it.  A tenant becomes a boundary once it
- * is bound to roles (worklist.tenant_binding, written by grant_tenant and
- * revoke_tenant): then only members of a bound role, the extension owner
- * and superusers may act in it, and everybody else gets 42501 from every
- * verb and no rows through the row-level-security policies.
+ * worklist.tenant scopes every verb to one tenant's rows.  Setting it is
+ * not enough to act in a tenant: tenancy is closed.  A tenant is reachable
+ * only by the extension owner and superusers (who act as admin everywhere)
+ * and by members of a role bound to it (binding.c), who act as the widest
+ * kind of the bindings they reach it through.  While the superuser-only
+ * setting worklist.open_tenants is on, a tenant with no binding at all is
+ * reachable by every role, acting as service.  Everybody else gets 42501
+ * from every verb, worded the same whether or not the tenant has any
+ * binding, and no rows through the row-level-security policies.
  *
- * Deciding "may the current role act in this tenant" needs a lookup in the
- * binding table and role-membership tests, and every verb call and every
- * row a policy filters asks it.  The answer is cached in this backend per
- * (tenant, role) and dropped whenever something it depends on may have
- * changed:
- *	 - the binding table: a statement trigger on it (binding_changed) sends
- *	   a relcache invalidation for it, which every backend sees at commit;
- *	 - role membership and role attributes: syscache callbacks on
- *	   AUTHMEMROLEMEM and AUTHOID.
+ * Deciding "as what may the current role act in this tenant" needs a
+ * lookup in the binding table and role-membership tests, and every verb
+ * call and every row a policy filters asks it.  The answer is cached in
+ * this backend per (tenant, role, open_tenants) and dropped whenever
+ * something it depends on may have changed:
+ *	 - the binding table: a statement trigger on it (binding.c) sends a
+ *	   relcache invalidation for it, which every backend sees at commit;
+ *	 - roles and role membership: syscache callbacks on AUTHOID and
+ *	   AUTHMEMROLEMEM;
+ *	 - the extension's owner: a syscache callback on NAMESPACEOID (see
+ *	   wl_owner()).
  * A generation counter bumped by every invalidation keeps a lookup that
  * raced with an invalidation from being cached.
  *
@@ -41,24 +46,25 @@
 #include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(wl_visible_tenant_sql);
-PG_FUNCTION_INFO_V1(wl_grant_tenant);
-PG_FUNCTION_INFO_V1(wl_revoke_tenant);
 PG_FUNCTION_INFO_V1(wl_erase_tenant);
-PG_FUNCTION_INFO_V1(wl_binding_changed);
+PG_FUNCTION_INFO_V1(wl_guard_truncate);
 
 bool		wl_erasing = false;
+WlBinding	wl_caller_binding = WL_BINDING_NONE;
 
 /* One-entry cache of the last decision; see the file header. */
 static char *cache_tenant = NULL;	/* in TopMemoryContext */
 static Oid	cache_user = InvalidOid;
-static bool cache_allowed = false;
+static bool cache_open = false;
+static WlBinding cache_binding = WL_BINDING_NONE;
+static bool cache_bound = false;
 static bool cache_valid = false;
 static uint64 cache_generation = 0;
 static Oid	binding_relid = InvalidOid;
 static bool callbacks_registered = false;
 
-static void
-invalidate_cache(void)
+void
+wl_tenant_cache_reset(void)
 {
 	cache_valid = false;
 	cache_generation++;
@@ -69,7 +75,7 @@ relcache_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == binding_relid)
 	{
-		invalidate_cache();
+		wl_tenant_cache_reset();
 		if (relid == binding_relid)
 			binding_relid = InvalidOid; /* may have been dropped */
 	}
@@ -78,7 +84,7 @@ relcache_callback(Datum arg, Oid relid)
 static void
 syscache_callback(Datum arg, int cacheid, uint32 hashvalue)
 {
-	invalidate_cache();
+	wl_tenant_cache_reset();
 }
 
 static void
@@ -89,21 +95,33 @@ register_callbacks(void)
 	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, syscache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHOID, syscache_callback, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, syscache_callback, (Datum) 0);
 	callbacks_registered = true;
 }
 
+static WlBinding
+binding_from_label(const char *label)
+{
+	if (strcmp(label, "admin") == 0)
+		return WL_BINDING_ADMIN;
+	if (strcmp(label, "service") == 0)
+		return WL_BINDING_SERVICE;
+	return WL_BINDING_MEMBER;
+}
+
 /* Ask the binding table.  Runs SPI as the owner. */
-static bool
-lookup_allowed(const char *tenant, Oid user)
+static WlBinding
+lookup_binding(const char *tenant, Oid user, bool *bound)
 {
 	static WlStmt stmt = {
-		"SELECT b.role::pg_catalog.oid FROM worklist.tenant_binding b"
+		"SELECT b.role::pg_catalog.oid, b.kind::pg_catalog.text"
+		" FROM worklist.tenant_binding b"
 		" WHERE b.tenant OPERATOR(pg_catalog.=) $1",
-		1, {TEXTOID}
+		1, {TEXTOID}, .name = "tenant.bindings"
 	};
 	WlSpi		spi;
 	Datum		values[1];
-	bool		allowed = false;
+	WlBinding	best = WL_BINDING_NONE;
 	Oid			owner;
 	uint64		n;
 
@@ -114,40 +132,50 @@ lookup_allowed(const char *tenant, Oid user)
 	values[0] = CStringGetTextDatum(tenant);
 	wl_spi_begin(&spi);
 	owner = GetUserId();		/* wl_spi_begin switched to the owner */
+
 	/*
 	 * The latest committed bindings, not the transaction's snapshot: the
 	 * answer is cached beyond this transaction, and a REPEATABLE READ
-	 * snapshot older than a binding must not cache "open".
+	 * snapshot older than a binding must not cache what it no longer says.
 	 */
 	n = wl_exec_latest(&stmt, values, NULL);
-	if (n == 0)
-		allowed = true;			/* an unbound tenant is open */
-	else if (superuser_arg(user) || is_member_of_role(user, owner))
-		allowed = true;
+	*bound = (n > 0);
+	if (superuser_arg(user) || is_member_of_role(user, owner))
+		best = WL_BINDING_ADMIN;
 	else
 	{
-		for (uint64 i = 0; i < n && !allowed; i++)
+		for (uint64 i = 0; i < n; i++)
 		{
 			bool		isnull;
-			Oid			role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-															  SPI_tuptable->tupdesc,
-															  1, &isnull));
+			Oid			role;
+			WlBinding	kind;
 
-			if (!isnull && is_member_of_role(user, role))
-				allowed = true;
+			role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+												  SPI_tuptable->tupdesc, 1, &isnull));
+			/* a binding whose role is gone grants nothing */
+			if (isnull || !OidIsValid(role) ||
+				!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)) ||
+				!is_member_of_role(user, role))
+				continue;
+			kind = binding_from_label(SPI_getvalue(SPI_tuptable->vals[i],
+												   SPI_tuptable->tupdesc, 2));
+			if (kind > best)
+				best = kind;
 		}
+		if (n == 0 && wl_open_tenants)
+			best = WL_BINDING_SERVICE;
 	}
 	wl_spi_end(&spi);
-	return allowed;
+	return best;
 }
 
-/* May the current user act in tenant?  Cached; see the file header. */
-static bool
-tenant_allowed(const char *tenant)
+WlBinding
+wl_tenant_binding(const char *tenant, bool *bound)
 {
 	Oid			user = GetUserId();
 	uint64		generation;
-	bool		allowed;
+	WlBinding	binding;
+	bool		is_bound;
 
 	register_callbacks();
 
@@ -157,25 +185,34 @@ tenant_allowed(const char *tenant)
 	 * read the invalidation queue otherwise.
 	 */
 	AcceptInvalidationMessages();
-	if (cache_valid && cache_user == user && strcmp(cache_tenant, tenant) == 0)
-		return cache_allowed;
+	if (cache_valid && cache_user == user && cache_open == wl_open_tenants &&
+		strcmp(cache_tenant, tenant) == 0)
+	{
+		if (bound)
+			*bound = cache_bound;
+		return cache_binding;
+	}
 
 	generation = cache_generation;
-	allowed = lookup_allowed(tenant, user);
+	binding = lookup_binding(tenant, user, &is_bound);
 	if (generation == cache_generation)
 	{
 		if (cache_tenant)
 			pfree(cache_tenant);
 		cache_tenant = MemoryContextStrdup(TopMemoryContext, tenant);
 		cache_user = user;
-		cache_allowed = allowed;
+		cache_open = wl_open_tenants;
+		cache_binding = binding;
+		cache_bound = is_bound;
 		cache_valid = true;
 	}
-	return allowed;
+	if (bound)
+		*bound = is_bound;
+	return binding;
 }
 
 /*
- * Empty, oversized or malformed tenant setting?  A value set with SQL is
+ * Empty, oversized or malformed tenant name?  A value set with SQL is
  * valid text, but one from the startup packet (PGOPTIONS) or from
  * postgresql.conf reaches us unchecked, and must not be stored as a text
  * value that cannot be read back.
@@ -197,22 +234,34 @@ tenant_problem(const char *tenant)
 	return NULL;
 }
 
+void
+wl_error_no_reach(const char *tenant)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for tenant \"%s\"", tenant),
+			 errdetail("Role \"%s\" reaches this tenant through no binding.",
+					   GetUserNameFromId(GetUserId(), false)),
+			 errhint("A tenant is reached through a binding made with worklist.grant_tenant.")));
+	pg_unreachable();
+}
+
 text *
 wl_tenant_enter(void)
 {
 	const char *tenant = wl_tenant_setting ? wl_tenant_setting : "";
 	const char *problem = tenant_problem(tenant);
+	WlBinding	binding;
 
+	wl_caller_binding = WL_BINDING_NONE;
 	if (problem)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("setting \"worklist.tenant\" %s", problem)));
-	if (!tenant_allowed(tenant))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for tenant \"%s\"", tenant),
-				 errdetail("The tenant is bound to roles that role \"%s\" is not a member of.",
-						   GetUserNameFromId(GetUserId(), false))));
+	binding = wl_tenant_binding(tenant, NULL);
+	if (binding == WL_BINDING_NONE)
+		wl_error_no_reach(tenant);
+	wl_caller_binding = binding;
 	return cstring_to_text(tenant);
 }
 
@@ -221,7 +270,8 @@ wl_tenant_visible(void)
 {
 	const char *tenant = wl_tenant_setting ? wl_tenant_setting : "";
 
-	if (tenant_problem(tenant) || !tenant_allowed(tenant))
+	if (tenant_problem(tenant) ||
+		wl_tenant_binding(tenant, NULL) == WL_BINDING_NONE)
 		return NULL;
 	return cstring_to_text(tenant);
 }
@@ -230,7 +280,7 @@ wl_tenant_visible(void)
  * worklist.visible_tenant() RETURNS text
  *
  * What the row-level-security policies compare the tenant column with:
- * the current tenant when the current role may act in it, else NULL (so no
+ * the current tenant when the current role may reach it, else NULL (so no
  * row matches).
  */
 Datum
@@ -243,88 +293,37 @@ wl_visible_tenant_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(t);
 }
 
-/* The role argument of grant_tenant / revoke_tenant. */
-static Oid
-role_arg(FunctionCallInfo fcinfo, int argno)
-{
-	Oid			role = DatumGetObjectId(wl_arg_required(fcinfo, argno, "role"));
-
-	/* regrole input accepts any number; a binding must name a real role */
-	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("role with OID %u does not exist", role)));
-	return role;
-}
-
-/* worklist.grant_tenant(tenant text, role regrole) RETURNS void */
-Datum
-wl_grant_tenant(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt = {
-		"INSERT INTO worklist.tenant_binding (tenant, role)"
-		" VALUES ($1, $2::pg_catalog.regrole) ON CONFLICT DO NOTHING",
-		2, {TEXTOID, OIDOID}
-	};
-	text	   *tenant = wl_arg_ident(fcinfo, 0, "tenant");
-	Oid			role = role_arg(fcinfo, 1);
-	WlSpi		spi;
-	Datum		values[2];
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = ObjectIdGetDatum(role);
-	wl_spi_begin(&spi);
-	wl_exec(&stmt, values, NULL, false, 0);
-	wl_spi_end(&spi);
-	PG_RETURN_VOID();
-}
-
-/* worklist.revoke_tenant(tenant text, role regrole) RETURNS void */
-Datum
-wl_revoke_tenant(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt = {
-		"DELETE FROM worklist.tenant_binding"
-		" WHERE tenant OPERATOR(pg_catalog.=) $1"
-		" AND role::pg_catalog.oid OPERATOR(pg_catalog.=) $2",
-		2, {TEXTOID, OIDOID}
-	};
-	text	   *tenant = wl_arg_ident(fcinfo, 0, "tenant");
-	Oid			role = role_arg(fcinfo, 1);
-	WlSpi		spi;
-	Datum		values[2];
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = ObjectIdGetDatum(role);
-	wl_spi_begin(&spi);
-	wl_exec(&stmt, values, NULL, false, 0);
-	wl_spi_end(&spi);
-	PG_RETURN_VOID();
-}
-
 /*
  * worklist.erase_tenant() RETURNS bigint
  *
  * Deletes every row of the current tenant from every data table, children
- * before parents, and returns how many rows went.  Bindings stay: erasure
- * removes data, not access configuration.  The fence sequence is not
+ * before parents, and returns how many rows went.  A bound tenant needs an
+ * admin binding (owner and superusers are admin everywhere); an unbound
+ * one, reached while worklist.open_tenants is on, only the EXECUTE grant.
+ * Bindings, the retention policy and the notification channel stay:
+ * erasure removes data, not configuration.  The fence sequence is not
  * touched, so fences never rewind.
  */
 Datum
 wl_erase_tenant(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmts[] = {
-		{"DELETE FROM worklist.ticket_event WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
-		{"DELETE FROM worklist.ticket WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
-		{"DELETE FROM worklist.task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
-		{"DELETE FROM worklist.run_checkpoint WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
-		{"DELETE FROM worklist.run_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
-		{"DELETE FROM worklist.run WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}},
+		{"DELETE FROM worklist.ticket_event WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket_event"},
+		{"DELETE FROM worklist.ticket WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket"},
+		{"DELETE FROM worklist.task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.task"},
+		{"DELETE FROM worklist.run_checkpoint WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_checkpoint"},
+		{"DELETE FROM worklist.run_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_claim"},
+		{"DELETE FROM worklist.run WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run"},
 	};
 	text	   *tenant = wl_tenant_enter();
 	WlSpi		spi;
 	Datum		values[1];
 	int64		total = 0;
+	bool		bound;
+
+	(void) wl_tenant_binding(text_to_cstring(tenant), &bound);
+	if (bound)
+		wl_require_binding(WL_BINDING_ADMIN, "erase_tenant");
 
 	values[0] = PointerGetDatum(tenant);
 	wl_spi_begin(&spi);
@@ -342,27 +341,6 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 	PG_RETURN_INT64(total);
 }
-
-/*
- * Statement trigger on worklist.tenant_binding: make every backend drop
- * its cached decisions when the bindings change (at commit for others,
- * at the next command for this one).
- */
-Datum
-wl_binding_changed(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function \"binding_changed\" must be fired as a trigger")));
-	CacheInvalidateRelcache(trigdata->tg_relation);
-	invalidate_cache();
-	return PointerGetDatum(NULL);
-}
-
-PG_FUNCTION_INFO_V1(wl_guard_truncate);
 
 /*
  * BEFORE TRUNCATE trigger on every table: only the owner's role (or a

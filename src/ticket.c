@@ -169,19 +169,7 @@ load_ticket(HeapTuple tup, TupleDesc desc, TicketRow *row)
 	row->last_seq = DatumGetInt64(v[7]);
 }
 
-/* wl_exec, staying in the caller's memory context (SPI switches back). */
-static uint64
-exec_here(WlStmt *stmt, Datum *values, const char *nulls, bool read_only,
-		  long count)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	uint64		n = wl_exec(stmt, values, nulls, read_only, count);
-
-	MemoryContextSwitchTo(cxt);
-	return n;
-}
-
-/* exec_here for a statement that updates worklist.ticket rows. */
+/* wl_exec for a statement that updates worklist.ticket rows. */
 static uint64
 exec_ticket_update(WlStmt *stmt, Datum *values, const char *nulls)
 {
@@ -190,7 +178,7 @@ exec_ticket_update(WlStmt *stmt, Datum *values, const char *nulls)
 	ticket_writing = true;
 	PG_TRY();
 	{
-		n = exec_here(stmt, values, nulls, false, 0);
+		n = wl_exec(stmt, values, nulls, false, 0);
 	}
 	PG_FINALLY();
 	{
@@ -223,7 +211,7 @@ load_events(text *tenant, const char *ticket, bool read_only, int extra,
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = CStringGetTextDatum(ticket);
-	n = exec_here(&stmt, values, NULL, read_only, 0);
+	n = wl_exec(&stmt, values, NULL, read_only, 0);
 	tt = SPI_tuptable;
 	if (n > (uint64) (MaxAllocHugeSize / sizeof(WlEvent) - extra - 1))
 		elog(ERROR, "too many events for ticket \"%s\"", ticket);
@@ -356,7 +344,7 @@ lock_ticket(text *tenant, text *ticket, TicketRow *row)
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(ticket);
-	if (exec_here(&stmt, values, NULL, false, 0) == 0)
+	if (wl_exec(&stmt, values, NULL, false, 0) == 0)
 		wl_error_not_found("ticket", text_to_cstring(ticket));
 	load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, row);
 }
@@ -436,11 +424,11 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 		"SELECT " TICKET_COLS " FROM worklist.ticket t WHERE " TICKET_KEY,
 		2, {TEXTOID, TEXTOID}
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "requester")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *requester = party_arg(fcinfo, 1, "requester");
-	Datum		title = wl_arg_required(fcinfo, 2, "title");
-	Datum		body = wl_arg_required(fcinfo, 3, "body");
+	text	   *title = wl_arg_text(fcinfo, 2, "title", true);
+	Datum		body = wl_arg_document(fcinfo, 3, "body");
 	ArrayType  *authorities = wl_arg_idents(fcinfo, 4, "authorities", true);
 	bool		has_open_deadline = !PG_ARGISNULL(5);
 	TimestampTz open_deadline = 0;
@@ -484,7 +472,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(id);
 	values[2] = PointerGetDatum(requester);
-	values[3] = title;
+	values[3] = PointerGetDatum(title);
 	values[4] = body;
 	values[5] = PointerGetDatum(authorities);
 	values[6] = TimestampTzGetDatum(open_deadline);
@@ -500,13 +488,13 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 	nulls[12] = fold.has_next_check ? ' ' : 'n';
 
 	wl_spi_begin(&spi);
-	if (exec_here(&insert_stmt, values, nulls, false, 0) == 1)
+	if (wl_exec(&insert_stmt, values, nulls, false, 0) == 1)
 		wl_notify(text_to_cstring(tenant), "ticket", def.id, "opened");
 	else
 	{
 		TicketRow	row;
 
-		if (exec_here(&read_stmt, values, NULL, false, 0) != 1)
+		if (wl_exec(&read_stmt, values, NULL, false, 0) != 1)
 			elog(ERROR, "ticket \"%s\" neither inserted nor found", def.id);
 		load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &row);
 		wl_fold_judge(&row.st, &row.def, &fold);
@@ -523,10 +511,11 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 Datum
 wl_report(PG_FUNCTION_ARGS)
 {
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor"), WL_CLOCK(5, "at")));
 	text	   *ticket = wl_arg_ident(fcinfo, 0, "ticket");
 	text	   *actor = party_arg(fcinfo, 1, "actor");
 	Datum		value = wl_arg_required(fcinfo, 2, "value");
+	text	   *reason;
 	WlEvent		ev;
 
 	memset(&ev, 0, sizeof(ev));
@@ -536,7 +525,8 @@ wl_report(PG_FUNCTION_ARGS)
 	ev.has_not_before = !PG_ARGISNULL(3);
 	if (ev.has_not_before)
 		ev.not_before = wl_check_finite(PG_GETARG_TIMESTAMPTZ(3), "not_before");
-	ev.reason = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	reason = wl_arg_text(fcinfo, 4, "reason", false);
+	ev.reason = reason ? text_to_cstring(reason) : NULL;
 	ev.at = wl_check_finite(wl_arg_time(fcinfo, 5, "at"), "at");
 
 	PG_RETURN_DATUM(append_verb(fcinfo, tenant, ticket, &ev));
@@ -549,17 +539,19 @@ wl_report(PG_FUNCTION_ARGS)
 Datum
 wl_close_ticket(PG_FUNCTION_ARGS)
 {
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor"), WL_CLOCK(4, "at")));
 	text	   *ticket = wl_arg_ident(fcinfo, 0, "ticket");
 	text	   *actor = party_arg(fcinfo, 1, "actor");
 	Datum		outcome = wl_arg_required(fcinfo, 2, "outcome");
+	text	   *reason;
 	WlEvent		ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = WL_KIND_OUTCOME;
 	ev.actor = text_to_cstring(actor);
 	ev.value = wl_value_parse(ev.kind, wl_enum_label(outcome));
-	ev.reason = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	reason = wl_arg_text(fcinfo, 3, "reason", false);
+	ev.reason = reason ? text_to_cstring(reason) : NULL;
 	ev.at = wl_check_finite(wl_arg_time(fcinfo, 4, "at"), "at");
 
 	PG_RETURN_DATUM(append_verb(fcinfo, tenant, ticket, &ev));
@@ -597,7 +589,7 @@ wl_ticket_state(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(ticket);
 	wl_spi_begin(&spi);
-	if (exec_here(&stmt, values, NULL, true, 0) == 0)
+	if (wl_exec(&stmt, values, NULL, true, 0) == 0)
 		wl_error_not_found("ticket", text_to_cstring(ticket));
 	load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &row);
 	events = load_events(tenant, row.def.id, true, 0, &nevents);
@@ -674,7 +666,7 @@ wl_overdue_tickets(PG_FUNCTION_ARGS)
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = Int32GetDatum(lim);
 	wl_spi_begin(&spi);
-	n = exec_here(&stmt, values, NULL, true, 0);
+	n = wl_exec(&stmt, values, NULL, true, 0);
 	tt = SPI_tuptable;
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "overdue_tickets row",
 								   ALLOCSET_DEFAULT_SIZES);
@@ -737,7 +729,7 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = Int32GetDatum(lim);
-	n = exec_here(&due_stmt, values, NULL, false, 0);
+	n = wl_exec(&due_stmt, values, NULL, false, 0);
 	tt = SPI_tuptable;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "ticket watchdog",

@@ -93,8 +93,8 @@ END
 $security$;
 
 -- Operator verbs: the owner grants EXECUTE on these to whom it chooses.
-REVOKE EXECUTE ON FUNCTION worklist.grant_tenant(text, regrole) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION worklist.revoke_tenant(text, regrole) FROM PUBLIC;
+-- (grant_tenant and revoke_tenant are executable by PUBLIC: they refuse
+-- every caller that is not admin of the tenant named.)
 REVOKE EXECUTE ON FUNCTION worklist.erase_tenant() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.binding_changed() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.guard_truncate() FROM PUBLIC;
@@ -103,3 +103,4 @@ REVOKE EXECUTE ON FUNCTION worklist.guard_ddl() FROM PUBLIC;
 -- Everybody may reach the verbs; nothing else in the schema grants PUBLIC
 -- anything.
 GRANT USAGE ON SCHEMA worklist TO PUBLIC;
+GRANT SELECT ON worklist.bindings TO PUBLIC;

@@ -12,8 +12,8 @@ SELECT plan(15);
 
 CREATE ROLE sec_np;
 CREATE ROLE sec_np_other;
-SELECT worklist.grant_tenant('sec_np', 'sec_np');
-SELECT worklist.grant_tenant('sec_np_other', 'sec_np_other');
+SELECT worklist.grant_tenant('sec_np', 'sec_np', 'service');
+SELECT worklist.grant_tenant('sec_np_other', 'sec_np_other', 'service');
 SELECT pg_temp.sec_fixture('sec_np');
 SELECT pg_temp.sec_fixture('sec_np_other');
 RESET worklist.tenant;
@@ -179,7 +179,7 @@ SELECT is(ARRAY(SELECT p.proname::text FROM pg_proc p
                    AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
                    AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
                  ORDER BY 1),
-	ARRAY['erase_tenant', 'grant_tenant', 'revoke_tenant', 'set_state', 'start_sweeper',
+	ARRAY['erase_tenant', 'set_state', 'start_sweeper',
 	      'sweeper_status', 'take_over'],
 	'PUBLIC may execute every verb but the operator verbs (and the sweeper status, for pg_monitor)');
 

@@ -128,6 +128,7 @@ SELECT is_empty($$
 -- Row-level security under a hostile path: the policy still calls
 -- worklist.visible_tenant() with pg_catalog's "=".
 CREATE ROLE sec_sp_reader;
+SELECT worklist.grant_tenant('sec_sp', 'sec_sp_reader', 'service');
 GRANT SELECT ON ALL TABLES IN SCHEMA worklist TO sec_sp_reader;
 SELECT is((pg_temp.sec_try('SELECT pg_catalog.count(*)::pg_catalog.text FROM worklist.task',
                           'sec_evil, pg_catalog, public', 'sec_sp_reader', 'sec_sp_nobody')).result,

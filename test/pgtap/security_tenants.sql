@@ -5,13 +5,13 @@
 -- in sql/hostile_copy.sql, where its output can be shown.
 BEGIN;
 \ir security_calls.psql
-SELECT plan(15);
+SELECT plan(16);
 
 CREATE ROLE sec_a;
 CREATE ROLE sec_b;
 CREATE ROLE sec_a_member IN ROLE sec_a;
-SELECT worklist.grant_tenant('sec_a', 'sec_a');
-SELECT worklist.grant_tenant('sec_b', 'sec_b');
+SELECT worklist.grant_tenant('sec_a', 'sec_a', 'admin');
+SELECT worklist.grant_tenant('sec_b', 'sec_b', 'admin');
 SELECT pg_temp.sec_fixture('sec_a');
 SELECT pg_temp.sec_fixture('sec_b');
 RESET worklist.tenant;
@@ -21,7 +21,7 @@ RESET worklist.tenant;
 -- and SELECT on every table, so that only the tenant binding stands
 -- between sec_a and tenant B.
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA worklist TO sec_a;
-REVOKE EXECUTE ON FUNCTION worklist.grant_tenant(text, regrole),
+REVOKE EXECUTE ON FUNCTION worklist.grant_tenant(text, regrole, worklist.binding_kind),
 	worklist.revoke_tenant(text, regrole) FROM sec_a;
 GRANT SELECT ON ALL TABLES IN SCHEMA worklist TO sec_a;
 REVOKE SELECT ON worklist.sweeper_status FROM sec_a;
@@ -57,7 +57,7 @@ SELECT cmp_ok((SELECT count(*) FROM sec_attempt)::int, '>=', 35,
 	'every function of the schema was called');
 SELECT is_empty($$
 	SELECT verb, code, result FROM sec_attempt
-	 WHERE verb NOT IN ('visible_tenant', 'sweeper_status') AND code <> '42501'$$,
+	 WHERE verb NOT IN ('visible_tenant', 'sweeper_status', 'administers') AND code <> '42501'$$,
 	'every verb refuses a role bound to another tenant with 42501');
 SELECT is_empty($$
 	SELECT verb, result FROM sec_attempt
@@ -69,6 +69,8 @@ SELECT is((SELECT t.code FROM pg_temp.sec_try($$SELECT worklist.grant_tenant('se
 	'42501', 'sec_a cannot bind tenant B to itself');
 SELECT is((SELECT result FROM sec_attempt WHERE verb = 'visible_tenant'), NULL,
 	'visible_tenant() names no tenant to that role');
+SELECT is((SELECT result FROM sec_attempt WHERE verb = 'administers'), 'false',
+	'administers() says it administers no other tenant');
 SELECT is(pg_temp.sec_rows('sec_b'), (SELECT before FROM sec_snapshot),
 	'tenant B''s rows are unchanged');
 

@@ -101,11 +101,14 @@ SELECT is(
 	      'open_task', 'overdue', 'queue', 'release', 'task', 'withdraw_run'],
 	'PUBLIC may execute the other task verbs');
 
--- A role with no privilege on the tables works through the verbs.
+-- A role with no privilege on the tables works through the verbs (its
+-- team, and the lead, are bound to the tenant as service).
 CREATE ROLE wl_tap_reviewer;
 CREATE ROLE wl_tap_lead;
 CREATE ROLE wl_tap_team;
 GRANT wl_tap_team TO wl_tap_reviewer;
+SELECT worklist.grant_tenant('tap_task', 'wl_tap_team', 'service');
+SELECT worklist.grant_tenant('tap_task', 'wl_tap_lead', 'service');
 SET LOCAL worklist.tenant = 'tap_task';
 SET LOCAL ROLE wl_tap_reviewer;
 SELECT is((worklist.open_task('t1', 'c', '{r}', due_at => '2020-01-01')).state::text, 'open',
@@ -134,8 +137,8 @@ RESET ROLE;
 
 -- A bound tenant: roles outside the binding are refused by every task verb
 -- (42501) and learn nothing; members act as usual.
-SELECT lives_ok($$SELECT worklist.grant_tenant('tap_task', 'wl_tap_team')$$,
-	'the tenant is bound to a team');
+SELECT lives_ok($$SELECT worklist.revoke_tenant('tap_task', 'wl_tap_lead')$$,
+	'the lead''s binding is revoked; the team stays bound');
 SET LOCAL ROLE wl_tap_lead;
 SELECT throws_ok($$SELECT worklist.task('t1')$$, '42501', NULL, 'task() refuses an unbound role');
 SELECT throws_ok($$SELECT worklist.open_task('t2', 'c', '{r}')$$, '42501', NULL, 'open_task refuses an unbound role');

@@ -78,6 +78,7 @@ SELECT lives_ok($$SELECT worklist.report('k', 'ann', 'abandoned', reason => 'fir
 	'ann abandons with a reason');
 CREATE ROLE tap_ticket_writer;
 GRANT USAGE ON SCHEMA worklist TO tap_ticket_writer;
+SELECT worklist.grant_tenant('tap_surface', 'tap_ticket_writer', 'service');
 GRANT ALL ON worklist.ticket, worklist.ticket_event TO tap_ticket_writer;
 SET LOCAL ROLE tap_ticket_writer;
 SELECT throws_ok($$UPDATE worklist.ticket_event SET reason = NULL$$, '42501', NULL,

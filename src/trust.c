@@ -1,0 +1,240 @@
+/*-------------------------------------------------------------------------
+ *
+ * trust.c
+ *	  What a caller bound as a member may say: it acts only as itself,
+ *	  only with roles it has, and only at the present instant.
+ *
+ * A member binding is for a person or agent connected with its own login.
+ * The database, not the caller, then decides who is acting: every
+ * argument that names the acting party must be current_user, every
+ * element of a roles argument must name a role current_user is a member
+ * of, and the clock of a verb that writes (a "now" or an "at" stamped on
+ * what it changes) must be within worklist.max_clock_skew of the
+ * transaction's now().  Service and admin bindings (an application server
+ * that authenticates its own users, a tenant's operator) are trusted with
+ * all three.
+ *
+ * Each check runs after the tenant checks and before the verb validates
+ * its arguments.  An argument that is NULL or malformed is left to that
+ * validation, which refuses it with 22023: a trust violation (42501) is
+ * only ever reported for a well-formed value.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "worklist.h"
+
+#include "access/detoast.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+
+/* worklist.max_clock_skew, in microseconds (see wl_check_clock_skew). */
+int64		wl_max_clock_skew_us = 5 * USECS_PER_SEC;
+
+/*
+ * Parse an interval the way interval input does, without raising: the
+ * setting's check hook must report a bad value, not throw.
+ */
+static bool
+parse_interval(const char *str, Interval *result)
+{
+	char		workbuf[256];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	int			dterr;
+	struct pg_itm_in itm;
+	char	   *copy;
+
+	dterr = ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
+						  MAXDATEFIELDS, &nf);
+	if (dterr == 0)
+		dterr = DecodeInterval(field, ftype, nf, INTERVAL_FULL_RANGE,
+							   &dtype, &itm);
+	if (dterr == DTERR_BAD_FORMAT)
+	{
+		copy = pstrdup(str);
+		dterr = DecodeISO8601Interval(copy, &dtype, &itm);
+		pfree(copy);
+	}
+	if (dterr != 0 || dtype != DTK_DELTA)
+		return false;
+	return itmin2interval(&itm, result) == 0;
+}
+
+/*
+ * Check hook of worklist.max_clock_skew: an interval, not negative, and
+ * converted to microseconds as interval comparison does (a month is 30
+ * days, a day 24 hours).
+ */
+bool
+wl_check_clock_skew(char **newval, void **extra, GucSource source)
+{
+	Interval	span;
+	int128		usec;
+	int64	   *result;
+
+	if (!parse_interval(*newval, &span))
+	{
+		GUC_check_errdetail("\"%s\" is not an interval.", *newval);
+		return false;
+	}
+	usec = (int128) span.time + (int128) span.day * USECS_PER_DAY +
+		(int128) span.month * DAYS_PER_MONTH * USECS_PER_DAY;
+	if (usec < 0 || usec > PG_INT64_MAX)
+	{
+		GUC_check_errdetail("The skew must be a non-negative interval.");
+		return false;
+	}
+	/* GUC frees a check hook's extra with free() */
+	result = malloc(sizeof(int64));
+	if (result == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		return false;
+	}
+	*result = (int64) usec;
+	*extra = result;
+	return true;
+}
+
+void
+wl_assign_clock_skew(const char *newval, void *extra)
+{
+	wl_max_clock_skew_us = *(int64 *) extra;
+}
+
+static void
+refuse(const char *argname, const char *detail_fmt, const char *value)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("argument \"%s\" is not allowed for role \"%s\"", argname,
+					GetUserNameFromId(GetUserId(), false)),
+			 errdetail_internal(detail_fmt, value),
+			 errhint("A member binding acts only as its own role, with roles it has, at the present time.")));
+}
+
+static void
+trust_actor(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	char	   *actor;
+	char	   *me;
+
+	if (wl_caller_binding != WL_BINDING_MEMBER || PG_ARGISNULL(argno) ||
+		!wl_ident_valid(PG_GETARG_DATUM(argno)))
+		return;
+	actor = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	me = GetUserNameFromId(GetUserId(), false);
+	if (strcmp(actor, me) != 0)
+		refuse(argname, "It names \"%s\"; a member acts only as itself.", actor);
+}
+
+static void
+trust_roles(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	Oid			me = GetUserId();
+
+	if (wl_caller_binding != WL_BINDING_MEMBER || PG_ARGISNULL(argno))
+		return;
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(arr) > 1 || ARR_ELEMTYPE(arr) != TEXTOID)
+		return;
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	/* a malformed array is an argument error, reported later */
+	for (int i = 0; i < n; i++)
+		if (nulls[i] || !wl_ident_valid(elems[i]))
+			return;
+	for (int i = 0; i < n; i++)
+	{
+		char	   *name = TextDatumGetCString(elems[i]);
+		Oid			role = get_role_oid(name, true);
+
+		if (!OidIsValid(role) || !is_member_of_role(me, role))
+			refuse(argname, "It names \"%s\", a role the caller is not a member of.", name);
+	}
+}
+
+static void
+trust_clock(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	TimestampTz at;
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
+	int128		skew;
+
+	if (wl_caller_binding != WL_BINDING_MEMBER || PG_ARGISNULL(argno))
+		return;
+	at = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(at))
+		return;
+	skew = (int128) at - (int128) now;
+	if (skew < 0)
+		skew = -skew;
+	if (skew > wl_max_clock_skew_us)
+	{
+		Interval	off;
+		char	   *away;
+
+		memset(&off, 0, sizeof(off));
+		off.time = (int64) Min(skew, (int128) PG_INT64_MAX);
+		away = DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&off)));
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("argument \"%s\" is not allowed for role \"%s\"", argname,
+						GetUserNameFromId(GetUserId(), false)),
+				 errdetail("It is %s away from the transaction's now(); worklist.max_clock_skew is %s.",
+						   away, GetConfigOption("worklist.max_clock_skew", false, false)),
+				 errhint("A member binding acts only as its own role, with roles it has, at the present time.")));
+	}
+}
+
+text *
+wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks)
+{
+	text	   *tenant = wl_tenant_enter();
+
+	for (const WlTrustArg *c = checks; c->kind != WL_TRUST_END; c++)
+	{
+		switch (c->kind)
+		{
+			case WL_TRUST_ACTOR:
+				trust_actor(fcinfo, c->argno, c->argname);
+				break;
+			case WL_TRUST_ROLES:
+				trust_roles(fcinfo, c->argno, c->argname);
+				break;
+			case WL_TRUST_CLOCK:
+				trust_clock(fcinfo, c->argno, c->argname);
+				break;
+			case WL_TRUST_END:
+				break;
+		}
+	}
+	return tenant;
+}
+
+void
+wl_require_binding(WlBinding at_least, const char *verb)
+{
+	static const char *const names[] = {"none", "member", "service", "admin"};
+
+	if (wl_caller_binding >= at_least)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for %s in tenant \"%s\"", verb,
+					wl_tenant_setting),
+			 errdetail("It needs a binding of kind %s or wider; role \"%s\" acts here as %s.",
+					   names[at_least], GetUserNameFromId(GetUserId(), false),
+					   names[wl_caller_binding])));
+}
