@@ -25,6 +25,7 @@ OBJS = \
 	src/run.o \
 	src/runlist.o \
 	src/sweep.o \
+	src/retention.o \
 	src/sweeper.o \
 	src/stats.o \
 	src/notify.o

@@ -318,14 +318,14 @@ wl_stats(PG_FUNCTION_ARGS)
 		"                    AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.now()),"
 		" 'counters', pg_catalog.jsonb_build_object("
 		"    'claims', $2, 'claim_conflicts', $3, 'take_overs', $4,"
-		"    'lease_reclaims', $5, 'stale_fence_refusals', $6))",
-		6, {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID}
+		"    'lease_reclaims', $5, 'stale_fence_refusals', $6, 'claim_timeouts', $7))",
+		7, {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID}
 	};
 	text	   *tenant = wl_tenant_enter();
 	uint64		counters[WL_COUNT__N];
 	bool		kept = wl_tenant_counters(text_to_cstring(tenant), counters);
-	Datum		values[6];
-	char		nulls[6];
+	Datum		values[7];
+	char		nulls[7];
 	WlSpi		spi;
 	bool		isnull;
 	Datum		result;

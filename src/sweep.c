@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * sweep.c
- *	  worklist.sweep(now, lim): apply expiry policies to overdue tasks and
- *	  run the ticket watchdog, for the current tenant.
+ *	  worklist.sweep(now, lim): one sweep of the current tenant -- expiry
+ *	  policies, claim timeouts, the ticket watchdog, retention -- and the
+ *	  list of tenants that have something due.
  *
- * The two halves live with their data (wl_task_sweep in task.c,
- * wl_ticket_watchdog in ticket.c); this verb and the background worker
- * both call them, so a tick of the worker does exactly what a call of the
- * verb would.
+ * The parts live with their data (task.c, ticket.c, retention.c);
+ * wl_sweep_tenant() runs them in the contract's order, and both this verb
+ * and the background worker call it, so a batch of the worker does
+ * exactly what a call of the verb would.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,15 +16,89 @@
 
 #include "access/htup_details.h"
 #include "funcapi.h"
+#include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(wl_sweep);
+
+void
+wl_sweep_tenant(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
+{
+	wl_task_sweep(tenant, now, lim, result);
+	wl_task_claim_timeouts(tenant, now, lim, result);
+	wl_ticket_watchdog(tenant, now, lim, result);
+	wl_retention_purge(tenant, now, lim, result);
+}
+
+bool
+wl_sweep_full(const WlSweepResult *r, int32 lim)
+{
+	return r->denied + r->proceeded + r->escalated >= lim ||
+		r->claims_released >= lim ||
+		r->tickets_escalated + r->tickets_confirmed >= lim ||
+		r->purged >= lim;
+}
+
+void
+wl_sweep_add(WlSweepResult *total, const WlSweepResult *one)
+{
+	total->denied += one->denied;
+	total->proceeded += one->proceeded;
+	total->escalated += one->escalated;
+	total->tickets_escalated += one->tickets_escalated;
+	total->tickets_confirmed += one->tickets_confirmed;
+	total->claims_released += one->claims_released;
+	total->purged += one->purged;
+}
+
+/*
+ * Tenants that have any task or ticket, in tenant order: a loose index scan
+ * (one probe per tenant) over each table's primary key.
+ *
+ * (To be replaced by a listing of what is due across tenants.)
+ */
+List *
+wl_due_tenants(TimestampTz now, MemoryContext cxt)
+{
+	static WlStmt stmt = {
+		"WITH RECURSIVE"
+		" t(tenant) AS ("
+		"  SELECT pg_catalog.min(k.tenant) FROM worklist.task k"
+		"  UNION ALL"
+		"  SELECT (SELECT pg_catalog.min(k.tenant) FROM worklist.task k"
+		"           WHERE k.tenant OPERATOR(pg_catalog.>) t.tenant)"
+		"    FROM t WHERE t.tenant IS NOT NULL),"
+		" k(tenant) AS ("
+		"  SELECT pg_catalog.min(x.tenant) FROM worklist.ticket x"
+		"  UNION ALL"
+		"  SELECT (SELECT pg_catalog.min(x.tenant) FROM worklist.ticket x"
+		"           WHERE x.tenant OPERATOR(pg_catalog.>) k.tenant)"
+		"    FROM k WHERE k.tenant IS NOT NULL)"
+		" SELECT tenant FROM t WHERE tenant IS NOT NULL"
+		" UNION SELECT tenant FROM k WHERE tenant IS NOT NULL"
+		" ORDER BY 1",
+		0, {InvalidOid}, .name = "sweep.due_tenants"
+	};
+	List	   *tenants = NIL;
+	uint64		n = wl_exec(&stmt, NULL, NULL, true, 0);
+
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		tenants = lappend(tenants, DatumGetTextPCopy(d));
+		MemoryContextSwitchTo(old);
+	}
+	return tenants;
+}
 
 Datum
 wl_sweep_result_datum(FunctionCallInfo fcinfo, const WlSweepResult *r)
 {
 	TupleDesc	desc;
-	Datum		values[5];
-	bool		nulls[5] = {false, false, false, false, false};
+	Datum		values[7];
+	bool		nulls[7] = {false, false, false, false, false, false, false};
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -33,6 +108,8 @@ wl_sweep_result_datum(FunctionCallInfo fcinfo, const WlSweepResult *r)
 	values[2] = Int32GetDatum(r->escalated);
 	values[3] = Int32GetDatum(r->tickets_escalated);
 	values[4] = Int32GetDatum(r->tickets_confirmed);
+	values[5] = Int32GetDatum(r->claims_released);
+	values[6] = Int32GetDatum(r->purged);
 	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }
 
@@ -50,8 +127,7 @@ wl_sweep(PG_FUNCTION_ARGS)
 	wl_check_finite(now, "now");
 
 	wl_spi_begin(&spi);
-	wl_task_sweep(tenant, now, lim, &result);
-	wl_ticket_watchdog(tenant, now, lim, &result);
+	wl_sweep_tenant(tenant, now, lim, &result);
 	wl_spi_end(&spi);
 
 	PG_RETURN_DATUM(wl_sweep_result_datum(fcinfo, &result));

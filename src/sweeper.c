@@ -231,51 +231,22 @@ end_xact(void)
 }
 
 /*
- * Tenants that have any task or ticket, in tenant order: a loose index scan
- * (one probe per tenant) over each table's primary key.  Returns a list of
- * text datums allocated in cxt; NIL when the extension is not installed.
+ * The tenants with something due, in a transaction of their own.  Returns
+ * a list of text datums allocated in cxt; NIL when the extension is not
+ * installed.
  */
 static List *
 list_tenants(MemoryContext cxt, bool *installed)
 {
-	static WlStmt stmt = {
-		"WITH RECURSIVE"
-		" t(tenant) AS ("
-		"  SELECT pg_catalog.min(k.tenant) FROM worklist.task k"
-		"  UNION ALL"
-		"  SELECT (SELECT pg_catalog.min(k.tenant) FROM worklist.task k"
-		"           WHERE k.tenant OPERATOR(pg_catalog.>) t.tenant)"
-		"    FROM t WHERE t.tenant IS NOT NULL),"
-		" k(tenant) AS ("
-		"  SELECT pg_catalog.min(x.tenant) FROM worklist.ticket x"
-		"  UNION ALL"
-		"  SELECT (SELECT pg_catalog.min(x.tenant) FROM worklist.ticket x"
-		"           WHERE x.tenant OPERATOR(pg_catalog.>) k.tenant)"
-		"    FROM k WHERE k.tenant IS NOT NULL)"
-		" SELECT tenant FROM t WHERE tenant IS NOT NULL"
-		" UNION SELECT tenant FROM k WHERE tenant IS NOT NULL"
-		" ORDER BY 1",
-		0, {InvalidOid}
-	};
 	List	   *tenants = NIL;
 	WlSpi		spi;
-	uint64		n;
 
 	begin_xact("worklist sweeper: listing tenants");
 	*installed = OidIsValid(get_extension_oid("worklist", true));
 	if (*installed)
 	{
 		wl_spi_begin(&spi);
-		n = wl_exec(&stmt, NULL, NULL, true, 0);
-		for (uint64 i = 0; i < n; i++)
-		{
-			bool		isnull;
-			Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-			MemoryContext old = MemoryContextSwitchTo(cxt);
-
-			tenants = lappend(tenants, DatumGetTextPCopy(d));
-			MemoryContextSwitchTo(old);
-		}
+		tenants = wl_due_tenants(GetCurrentTransactionStartTimestamp(), cxt);
 		wl_spi_end(&spi);
 	}
 	end_xact();
@@ -302,18 +273,12 @@ sweep_batch(text *tenant, int batch, WlSweepResult *total)
 	}
 	now = GetCurrentTransactionStartTimestamp();
 	wl_spi_begin(&spi);
-	wl_task_sweep(tenant, now, batch, &r);
-	wl_ticket_watchdog(tenant, now, batch, &r);
+	wl_sweep_tenant(tenant, now, batch, &r);
 	wl_spi_end(&spi);
 	end_xact();
 
-	full = (r.denied + r.proceeded + r.escalated >= batch) ||
-		(r.tickets_escalated + r.tickets_confirmed >= batch);
-	total->denied += r.denied;
-	total->proceeded += r.proceeded;
-	total->escalated += r.escalated;
-	total->tickets_escalated += r.tickets_escalated;
-	total->tickets_confirmed += r.tickets_confirmed;
+	full = wl_sweep_full(&r, batch);
+	wl_sweep_add(total, &r);
 	return full;
 }
 

@@ -1000,3 +1000,12 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 		pfree(policy);
 	}
 }
+
+/*
+ * Claims held past their claim_timeout (the task part of the sweep).
+ */
+void
+wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
+					   WlSweepResult *result)
+{
+}

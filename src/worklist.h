@@ -289,6 +289,7 @@ typedef enum WlCounter
 	WL_COUNT_TAKE_OVERS,
 	WL_COUNT_LEASE_RECLAIMS,
 	WL_COUNT_STALE_FENCES,
+	WL_COUNT_CLAIM_TIMEOUTS,
 	WL_COUNT__N
 } WlCounter;
 
@@ -297,9 +298,9 @@ extern void wl_count(WlCounter counter);
 extern void wl_stats_shmem_init(void);
 
 /* ----------
- * Sweep parts implemented by the task and ticket modules.  Both act on
- * the given tenant only, lock with SKIP LOCKED, and must be called with
- * SPI already begun (wl_spi_begin).
+ * The sweep (sweep.c), and its parts, implemented with their data.  Each
+ * part acts on the given tenant only, locks with SKIP LOCKED, and must be
+ * called with SPI already begun (wl_spi_begin).
  * ----------
  */
 typedef struct WlSweepResult
@@ -309,12 +310,40 @@ typedef struct WlSweepResult
 	int32		escalated;
 	int32		tickets_escalated;
 	int32		tickets_confirmed;
+	int32		claims_released;
+	int32		purged;
 } WlSweepResult;
 
+/* Expiry policies of overdue tasks (task.c). */
 extern void wl_task_sweep(text *tenant, TimestampTz now, int32 lim,
 						  WlSweepResult *result);
+/* Claims held past their claim_timeout, released (task.c). */
+extern void wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
+								   WlSweepResult *result);
+/* The ticket watchdog (ticket.c). */
 extern void wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim,
 							   WlSweepResult *result);
+/* Purge by the tenant's retention policy, lim items in all (retention.c). */
+extern void wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
+							   WlSweepResult *result);
+
+/*
+ * One sweep of one tenant at now: every part above, in the contract's
+ * order, each bounded by lim.  What worklist.sweep() does, and what the
+ * sweeper does for each tenant with something due.  SPI must be begun.
+ */
+extern void wl_sweep_tenant(text *tenant, TimestampTz now, int32 lim,
+							WlSweepResult *result);
+/* Did a sweep of lim come back full in some part (more may be due)? */
+extern bool wl_sweep_full(const WlSweepResult *result, int32 lim);
+/* Add one sweep's counts to a total. */
+extern void wl_sweep_add(WlSweepResult *total, const WlSweepResult *one);
+/*
+ * The tenants that have something due at now (a list of text *, allocated
+ * in cxt), at a cost that follows what is due, not the number of tenants.
+ * SPI must be begun.
+ */
+extern List *wl_due_tenants(TimestampTz now, MemoryContext cxt);
 
 /* sweep.c: the sweep_result composite for a function returning one */
 extern Datum wl_sweep_result_datum(FunctionCallInfo fcinfo,

@@ -6,7 +6,9 @@ CREATE TYPE worklist.sweep_result AS (
 	proceeded			integer,
 	escalated			integer,
 	tickets_escalated	integer,
-	tickets_confirmed	integer
+	tickets_confirmed	integer,
+	claims_released		integer,
+	purged				integer
 );
 
 CREATE FUNCTION worklist.sweep(now timestamptz DEFAULT now(), lim int DEFAULT 1000)
@@ -14,7 +16,7 @@ CREATE FUNCTION worklist.sweep(now timestamptz DEFAULT now(), lim int DEFAULT 10
 	AS 'MODULE_PATHNAME', 'wl_sweep'
 	LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION worklist.sweep(timestamptz, int) IS
-	'Apply expiry policies to overdue tasks and run the ticket watchdog, for the current tenant';
+	'For the current tenant: apply expiry policies to overdue tasks, release claims held past their timeout, run the ticket watchdog, purge by the retention policy';
 
 CREATE FUNCTION worklist.start_sweeper() RETURNS integer
 	AS 'MODULE_PATHNAME', 'wl_start_sweeper'
