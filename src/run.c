@@ -31,17 +31,22 @@
  * the highest fence stored; if it is (a restore of an older dump, a
  * promoted logical replica), it locks the sequence against every
  * transaction that may draw from it, moves it past that fence and tries
- * again.  See mint_guard_slow_path().  A successful claim is flushed
- * at commit even under synchronous_commit = off (see wl_claim_run).
+ * again.  See mint_guard_slow_path().  The fence a claim returns is
+ * durable in the sequence before it is returned (flush_fence_sequence),
+ * and a successful claim is flushed at commit even under
+ * synchronous_commit = off (see wl_claim_run).
  *
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
 
+#include "access/relation.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -516,6 +521,36 @@ mint_guard_slow_path(void)
 }
 
 /*
+ * Make the fence just drawn durable before it is handed out.  nextval()
+ * WAL-logs the sequence ahead of the values it returns, but flushes
+ * nothing: a server that crashed before that record reached disk would
+ * start the sequence again below a fence it had already handed out, and
+ * hand it out twice -- whatever synchronous_commit says, and whether or
+ * not the claim's transaction ever commits.  So flush the WAL up to the
+ * record the sequence's page was last written by.  Once that record is
+ * flushed (one in every SEQ_LOG_VALS draws writes one) this costs nothing.
+ */
+static void
+flush_fence_sequence(void)
+{
+	Oid			seq = get_relname_relid("fence_seq",
+										get_namespace_oid("worklist", false));
+	Relation	rel;
+	Buffer		buf;
+	XLogRecPtr	lsn;
+
+	if (!OidIsValid(seq))
+		elog(ERROR, "sequence worklist.fence_seq does not exist");
+	rel = relation_open(seq, AccessShareLock);
+	buf = ReadBuffer(rel, 0);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	lsn = PageGetLSN(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, AccessShareLock);
+	XLogFlush(lsn);
+}
+
+/*
  * worklist.claim_run(project, session, run, holder, ttl, now)
  *		RETURNS worklist.run_lease
  */
@@ -621,6 +656,8 @@ wl_claim_run(PG_FUNCTION_ARGS)
 
 	if (lease_null)
 		PG_RETURN_NULL();
+
+	flush_fence_sequence();
 
 	/*
 	 * A claim lost in a crash after its lease was handed out would let its
