@@ -1,15 +1,380 @@
 /*-------------------------------------------------------------------------
  *
  * retention.c
- *	  Retention: how long each tenant keeps settled work (CONTRACT
- *	  section 6), and the purge the sweep runs.
+ *	  Retention: how long each tenant keeps settled work, and the purge the
+ *	  sweep runs (CONTRACT section 6).
+ *
+ * A tenant's policy is one row of worklist.retention_policy: an interval
+ * per kind (tasks, tickets, runs), NULL meaning forever.  The sweep (the
+ * verb, and the sweeper for every tenant with something due) purges, after
+ * its other parts and at most lim items of the three kinds together:
+ *	 - settled tasks whose settled_at <= now - tasks;
+ *	 - tickets in state done or archived whose latest event is at or
+ *	   before now - tickets, with their whole event log;
+ *	 - runs whose newest checkpoint was written at or before now - runs and
+ *	   that have no unexpired lease, with their checkpoints and lease.
+ * Rows are picked FOR UPDATE SKIP LOCKED, so the purge never waits on a
+ * row anybody holds, and never holds a reviewer up for more than its batch.
+ *
+ * When the sweeper should next look is kept on the policy row
+ * (next_purge), so a tenant with a policy and nothing old enough costs
+ * nothing until then.  It is read and written only by a sweep judged at the
+ * present (now = the transaction's start, as the sweeper's and the verb's
+ * default are); a sweep judged at another instant purges by that instant
+ * and leaves the schedule alone.  The schedule: after a purge that was not cut short by lim, it is
+ * the earliest instant one of the remaining candidates comes of age (the
+ * oldest settled task plus the tasks interval, and so on; a kind with
+ * nothing settled counts from now, since whatever settles later comes of
+ * age later still), or a minute from now when a candidate already of age
+ * was passed over (a live lease, a row locked by somebody).  A new policy
+ * is due at once.
+ *
+ * A run's checkpoints and lease are locked in the order fenced writes take
+ * them (lease, then run) or not at all (SKIP LOCKED), so the purge never
+ * deadlocks with a writer; the fence sequence is not touched, so fences
+ * never rewind.
  *
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
 
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(wl_set_retention);
+PG_FUNCTION_INFO_V1(wl_retention);
+
+#define EQ " OPERATOR(pg_catalog.=) "
+#define LE " OPERATOR(pg_catalog.<=) "
+#define RUN_MATCH(a, b) \
+	a ".project" EQ b ".project AND " a ".session" EQ b ".session AND " \
+	a ".run" EQ b ".run"
+
+/* The three intervals of a tenant's policy (NULL: kept forever). */
+typedef struct Policy
+{
+	bool		found;
+	bool		has[3];
+	Interval   *span[3];
+	bool		due;
+} Policy;
+
+enum
+{
+	KIND_TASKS,
+	KIND_TICKETS,
+	KIND_RUNS
+};
+
+static const char *const KIND_NAME[] = {"task", "ticket", "run"};
+
+static void
+read_policy(text *tenant, TimestampTz now, Policy *p)
+{
+	static WlStmt stmt = {
+		"SELECT r.tasks, r.tickets, r.runs,"
+		" r.next_purge IS NOT NULL AND r.next_purge" LE "$2"
+		" FROM worklist.retention_policy r WHERE r.tenant" EQ "$1",
+		2, {TEXTOID, TIMESTAMPTZOID}, .name = "retention.policy"
+	};
+	Datum		values[2];
+	bool		isnull;
+
+	memset(p, 0, sizeof(*p));
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	if (wl_exec(&stmt, values, NULL, true, 0) == 0)
+		return;
+	p->found = true;
+	for (int k = 0; k < 3; k++)
+	{
+		Datum		d = wl_result_datum(0, k + 1, &isnull);
+
+		p->has[k] = !isnull;
+		p->span[k] = isnull ? NULL : DatumGetIntervalP(d);
+	}
+	p->due = DatumGetBool(wl_result_datum(0, 4, &isnull));
+}
+
+/* now - span, saturating at -infinity */
+static TimestampTz
+cutoff(TimestampTz now, Interval *span)
+{
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+												   TimestampTzGetDatum(now),
+												   IntervalPGetDatum(span)));
+}
+
+static uint64
+purge_tasks(text *tenant, TimestampTz before, int32 lim)
+{
+	static WlStmt stmt = {
+		"WITH doomed AS ("
+		"  SELECT d.id FROM worklist.task d"
+		"   WHERE d.tenant" EQ "$1"
+		"     AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
+		"     AND d.settled_at" LE "$2"
+		"   ORDER BY d.settled_at LIMIT $3"
+		"   FOR UPDATE OF d SKIP LOCKED)"
+		" DELETE FROM worklist.task t USING doomed"
+		" WHERE t.tenant" EQ "$1 AND t.id" EQ "doomed.id",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.tasks"
+	};
+	Datum		values[3];
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(before);
+	values[2] = Int32GetDatum(lim);
+	return wl_exec(&stmt, values, NULL, false, 0);
+}
+
+static uint64
+purge_tickets(text *tenant, TimestampTz before, int32 lim)
+{
+	static WlStmt stmt = {
+		"WITH doomed AS ("
+		"  SELECT d.id FROM worklist.ticket d"
+		"   WHERE d.tenant" EQ "$1"
+		"     AND d.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
+		"     AND d.last_event_at" LE "$2"
+		"   ORDER BY d.last_event_at LIMIT $3"
+		"   FOR UPDATE OF d SKIP LOCKED),"
+		" events AS ("
+		"  DELETE FROM worklist.ticket_event e USING doomed"
+		"   WHERE e.tenant" EQ "$1 AND e.ticket" EQ "doomed.id)"
+		" DELETE FROM worklist.ticket t USING doomed"
+		" WHERE t.tenant" EQ "$1 AND t.id" EQ "doomed.id",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.tickets"
+	};
+	Datum		values[3];
+	uint64		n = 0;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(before);
+	values[2] = Int32GetDatum(lim);
+
+	/* the log is append-only but for erasure and this purge */
+	wl_erasing = true;
+	PG_TRY();
+	{
+		n = wl_exec(&stmt, values, NULL, false, 0);
+	}
+	PG_FINALLY();
+	{
+		wl_erasing = false;
+	}
+	PG_END_TRY();
+	return n;
+}
+
+static uint64
+purge_runs(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
+{
+	/*
+	 * leased: the leases of the candidates that this statement could lock
+	 * (a lease somebody holds locked -- a claim, a fenced write -- is not
+	 * returned); a run is doomed when it has no lease at all, or a lease
+	 * locked here that has expired.
+	 */
+	static WlStmt stmt = {
+		"WITH cand AS ("
+		"  SELECT r.project, r.session, r.run FROM worklist.run r"
+		"   WHERE r.tenant" EQ "$1 AND r.listed"
+		"     AND r.latest_checkpoint_at" LE "$2"
+		"   ORDER BY r.latest_checkpoint_at LIMIT $4"
+		"   FOR UPDATE OF r SKIP LOCKED),"
+		" leased AS ("
+		"  SELECT l.project, l.session, l.run, l.expires_at"
+		"    FROM worklist.run_claim l, cand c"
+		"   WHERE l.tenant" EQ "$1 AND " RUN_MATCH("l", "c")
+		"   FOR UPDATE OF l SKIP LOCKED),"
+		" doomed AS ("
+		"  SELECT c.project, c.session, c.run FROM cand c"
+		"   WHERE NOT EXISTS (SELECT FROM worklist.run_claim l"
+		"                      WHERE l.tenant" EQ "$1 AND " RUN_MATCH("l", "c") ")"
+		"      OR EXISTS (SELECT FROM leased x"
+		"                  WHERE " RUN_MATCH("x", "c")
+		"                    AND x.expires_at" LE "$3)),"
+		" checkpoints AS ("
+		"  DELETE FROM worklist.run_checkpoint k USING doomed d"
+		"   WHERE k.tenant" EQ "$1 AND " RUN_MATCH("k", "d") "),"
+		" leases AS ("
+		"  DELETE FROM worklist.run_claim l USING doomed d"
+		"   WHERE l.tenant" EQ "$1 AND " RUN_MATCH("l", "d") ")"
+		" DELETE FROM worklist.run r USING doomed d"
+		" WHERE r.tenant" EQ "$1 AND " RUN_MATCH("r", "d"),
+		4, {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.runs"
+	};
+	Datum		values[4];
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(before);
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = Int32GetDatum(lim);
+	return wl_exec(&stmt, values, NULL, false, 0);
+}
+
+/* When the purge next has something to do; see the file header. */
+static void
+schedule(text *tenant, TimestampTz now, bool cut_short)
+{
+	static WlStmt stmt = {
+		"WITH next AS ("
+		"  SELECT CASE WHEN $3 THEN $2 ELSE LEAST("
+		"   COALESCE((SELECT t.settled_at FROM worklist.task t"
+		"              WHERE t.tenant" EQ "$1"
+		"                AND t.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
+		"              ORDER BY t.settled_at LIMIT 1), $2) OPERATOR(pg_catalog.+) p.tasks,"
+		"   COALESCE((SELECT k.last_event_at FROM worklist.ticket k"
+		"              WHERE k.tenant" EQ "$1"
+		"                AND k.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
+		"              ORDER BY k.last_event_at LIMIT 1), $2) OPERATOR(pg_catalog.+) p.tickets,"
+		"   COALESCE((SELECT r.latest_checkpoint_at FROM worklist.run r"
+		"              WHERE r.tenant" EQ "$1 AND r.listed"
+		"              ORDER BY r.latest_checkpoint_at LIMIT 1), $2) OPERATOR(pg_catalog.+) p.runs)"
+		"  END AS at"
+		"    FROM worklist.retention_policy p WHERE p.tenant" EQ "$1)"
+		" UPDATE worklist.retention_policy p"
+		"    SET next_purge = CASE WHEN n.at OPERATOR(pg_catalog.<=) $2 AND NOT $3"
+		"      THEN $2 OPERATOR(pg_catalog.+) '1 minute'::pg_catalog.interval ELSE n.at END"
+		"   FROM next n WHERE p.tenant" EQ "$1",
+		3, {TEXTOID, TIMESTAMPTZOID, BOOLOID}, .name = "retention.schedule"
+	};
+	Datum		values[3];
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = BoolGetDatum(cut_short);
+	(void) wl_exec(&stmt, values, NULL, false, 0);
+}
+
+/*
+ * The retention part of the sweep (declared in worklist.h): at most lim
+ * items of the tenant, tasks first, then tickets, then runs.
+ */
 void
 wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 				   WlSweepResult *result)
 {
+	Policy		p;
+	int32		left = lim;
+	char	   *tenant_c = NULL;
+	bool		present = (now == GetCurrentTransactionStartTimestamp());
+
+	read_policy(tenant, now, &p);
+	if (!p.found || (present && !p.due))
+		return;
+
+	for (int k = 0; k < 3 && left > 0; k++)
+	{
+		uint64		n;
+
+		if (!p.has[k])
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		switch (k)
+		{
+			case KIND_TASKS:
+				n = purge_tasks(tenant, cutoff(now, p.span[k]), left);
+				break;
+			case KIND_TICKETS:
+				n = purge_tickets(tenant, cutoff(now, p.span[k]), left);
+				break;
+			default:
+				n = purge_runs(tenant, cutoff(now, p.span[k]), now, left);
+				break;
+		}
+		left -= (int32) n;
+		result->purged += (int32) n;
+		if (tenant_c == NULL)
+			tenant_c = text_to_cstring(tenant);
+		for (uint64 i = 0; i < n; i++)
+			wl_notify(tenant_c, KIND_NAME[k], "", "purged");
+	}
+	if (present)
+		schedule(tenant, now, left <= 0);
+}
+
+/*
+ * worklist.set_retention(tasks interval, tickets interval, runs interval)
+ *	RETURNS void
+ *
+ * Sets the current tenant's policy (each NULL: that kind is kept forever).
+ * Service and admin bindings only; each interval, when given, positive.
+ */
+Datum
+wl_set_retention(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"INSERT INTO worklist.retention_policy AS p"
+		" (tenant, tasks, tickets, runs, next_purge)"
+		" VALUES ($1, $2, $3, $4,"
+		"  CASE WHEN COALESCE($2, $3, $4) IS NOT NULL THEN pg_catalog.now() END)"
+		" ON CONFLICT (tenant) DO UPDATE SET tasks = EXCLUDED.tasks,"
+		"  tickets = EXCLUDED.tickets, runs = EXCLUDED.runs,"
+		"  next_purge = EXCLUDED.next_purge",
+		4, {TEXTOID, INTERVALOID, INTERVALOID, INTERVALOID},
+		.name = "retention.set"
+	};
+	static const char *const argnames[] = {"tasks", "tickets", "runs"};
+	text	   *tenant = wl_tenant_enter();
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	WlSpi		spi;
+
+	wl_require_binding(WL_BINDING_SERVICE, "set_retention");
+	values[0] = PointerGetDatum(tenant);
+	for (int k = 0; k < 3; k++)
+	{
+		if (PG_ARGISNULL(k))
+		{
+			nulls[k + 1] = 'n';
+			continue;
+		}
+		wl_check_positive_interval(PG_GETARG_DATUM(k), argnames[k]);
+		values[k + 1] = PG_GETARG_DATUM(k);
+	}
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, nulls, false, 0);
+	wl_spi_end(&spi);
+	PG_RETURN_VOID();
+}
+
+/*
+ * worklist.retention(OUT tasks interval, OUT tickets interval,
+ *					  OUT runs interval) RETURNS record
+ *
+ * The current tenant's policy; all NULL (forever) when it has none.
+ */
+Datum
+wl_retention(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT r.tasks, r.tickets, r.runs FROM worklist.retention_policy r"
+		" WHERE r.tenant" EQ "$1",
+		1, {TEXTOID}, .name = "retention.get"
+	};
+	text	   *tenant = wl_tenant_enter();
+	TupleDesc	desc;
+	Datum		out[3] = {0, 0, 0};
+	bool		nulls[3] = {true, true, true};
+	Datum		values[1];
+	WlSpi		spi;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = PointerGetDatum(tenant);
+	wl_spi_begin(&spi);
+	if (wl_exec(&stmt, values, NULL, true, 0) == 1)
+		for (int k = 0; k < 3; k++)
+			out[k] = wl_result_datum(0, k + 1, &nulls[k]);
+	wl_spi_end(&spi);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
 }

@@ -281,6 +281,7 @@ append_event(text *tenant, TicketRow *row, const WlEvent *ev, WlFold *fold)
 		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
 		" $11::pg_catalog.jsonb))"
 		" UPDATE worklist.ticket t SET last_seq = $3,"
+		" last_event_at = GREATEST(t.last_event_at, $5),"
 		" state = $12::worklist.ticket_status, deadline = $13,"
 		" overdue_from = $14, next_check = $15, fold_state = $16"
 		" WHERE " TICKET_KEY,

@@ -30,6 +30,7 @@ CREATE TABLE worklist.ticket (
 	last_seq			bigint NOT NULL DEFAULT 0,
 	fold_state			bytea,			-- src/fold.c; NULL: no events yet
 	tenant				text NOT NULL,
+	last_event_at		timestamptz,	-- the latest `at` of any event
 	PRIMARY KEY (tenant, id)
 );
 
@@ -38,6 +39,13 @@ CREATE INDEX ticket_overdue ON worklist.ticket (tenant, overdue_from, id)
 	WHERE overdue_from IS NOT NULL;
 CREATE INDEX ticket_watchdog ON worklist.ticket (tenant, next_check, id)
 	WHERE next_check IS NOT NULL;
+-- The sweeper's list of tenants with something due reads next_check
+-- across tenants.
+CREATE INDEX ticket_due ON worklist.ticket (next_check, tenant)
+	WHERE next_check IS NOT NULL;
+-- Retention: closed tickets by the instant of their latest event.
+CREATE INDEX ticket_closed ON worklist.ticket (tenant, last_event_at)
+	WHERE state OPERATOR(pg_catalog.=) ANY ('{done,archived}'::worklist.ticket_status[]);
 
 -- The log.  Its row type is what ticket_history returns: the contract's
 -- fields first, in the contract's order.  `value` is the participation,

@@ -68,6 +68,9 @@ CREATE INDEX run_list_by_created_ps ON worklist.run
 	(tenant, project, session, (run_created_at IS NOT NULL),
 	 COALESCE(run_created_at, '-infinity'::timestamptz), run)
 	WHERE listed;
+-- Retention: listed runs by the instant of their newest checkpoint.
+CREATE INDEX run_age ON worklist.run (tenant, latest_checkpoint_at)
+	WHERE listed;
 -- The same two orders over parked runs only, for the park filter (an
 -- approval inbox lists the few parked runs among many).
 CREATE INDEX run_list_parked_by_id ON worklist.run (tenant, run, project, session)
