@@ -47,11 +47,11 @@ DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
 REGRESS_CORE   = core_tenancy core_trust core_security core_plans
-REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
+REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_lifecycle
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
 	ticket_scenarios
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
-REGRESS_SWEEP  = sweep_stats
+REGRESS_SWEEP  = sweep_stats sweep_retention
 REGRESS_HOSTILE = hostile_battery hostile_copy
 REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP) \
 	$(REGRESS_HOSTILE)
@@ -59,11 +59,11 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # pg_isolation_regress: test/isolation/specs/*.spec
 ISOLATION_CORE   = core_binding
-ISOLATION_TASK   = task_claim_race task_claim_next task_take_over \
+ISOLATION_TASK   = task_claim_race task_claim_next task_take_over task_claim_timeout \
 	task_complete_sweep task_escalate_complete task_withdraw_claim task_notify
 ISOLATION_TICKET = ticket_concurrency ticket_notify
 ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_notify run_concurrent_writes
-ISOLATION_SWEEP  =
+ISOLATION_SWEEP  = sweep_purge_locked
 ISOLATION = $(ISOLATION_CORE) $(ISOLATION_TASK) $(ISOLATION_TICKET) $(ISOLATION_RUN) $(ISOLATION_SWEEP)
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 

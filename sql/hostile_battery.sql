@@ -98,7 +98,8 @@ INSERT INTO hb_baseline VALUES
 	('outcome', $$'done'$$), ('order_by', $$'run_id'$$), ('park', 'NULL'),
 	('claimed', 'NULL'), ('cursor', 'NULL'),
 	('tenant', $$'hostile_bound'$$), ('role', $$'hostile_bound'$$),
-	('kind', $$'member'$$);
+	('kind', $$'member'$$), ('claim_timeout', $$'1 hour'$$),
+	('tasks', $$'1 day'$$), ('tickets', $$'1 day'$$), ('runs', $$'1 day'$$);
 UPDATE hb_baseline SET expr = quote_literal(expr) WHERE expr LIKE '{%';
 
 -- ------------------------------------------------------------------

@@ -151,7 +151,9 @@ DEALLOCATE ALL;
 RESET plan_cache_mode;
 
 -- The verbs themselves: shared buffers touched by one call, read from
--- EXPLAIN ANALYZE of the call (the function's own statements included).
+-- EXPLAIN ANALYZE of the call (the function's own statements included):
+-- under 300, and under 600 for the sweep, which settles 20 tasks and
+-- writes each into the indexes that hold settled tasks (for retention).
 -- Each verb is called once before it is measured, so that preparing its
 -- statements is not counted.
 CREATE FUNCTION pg_temp.buffers(call text) RETURNS bigint
@@ -169,7 +171,7 @@ $$;
 BEGIN;
 SELECT verb, cheap FROM (
 	SELECT v.n, v.verb, pg_temp.buffers(v.warm_up) AS warm_up,
-	       pg_temp.buffers(v.call) < 300 AS cheap
+	       pg_temp.buffers(v.call) < CASE WHEN v.verb = 'sweep' THEN 600 ELSE 300 END AS cheap
 	  FROM (VALUES
 		(1, 'queue', $$SELECT * FROM worklist.queue('{r}')$$,
 		             $$SELECT * FROM worklist.queue('{r}')$$),

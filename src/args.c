@@ -217,3 +217,17 @@ wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname)
 						   size, wl_max_document_size)));
 	return d;
 }
+
+void
+wl_check_positive_interval(Datum span, const char *argname)
+{
+	Interval   *i = DatumGetIntervalP(span);
+
+	/*
+	 * Every field counts on its own: '1 mon -30 days' compares equal to
+	 * zero, yet added to 1 February it lands on 30 January.
+	 */
+	if (i->month < 0 || i->day < 0 || i->time < 0 ||
+		(i->month == 0 && i->day == 0 && i->time == 0))
+		wl_error_bad_arg(argname, "must be a positive interval");
+}

@@ -218,22 +218,22 @@ counts_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 /*
- * Count an event of the current tenant.  Claims, take-overs and lease
- * reclaims count at commit; claim conflicts and stale-fence refusals are
+ * Count an event of a tenant.  Claims, take-overs, lease reclaims and claim
+ * timeouts count at commit; claim conflicts and stale-fence refusals are
  * refusals, which end their transaction in an error, so they count at
  * once.
  */
 void
-wl_count(WlCounter counter)
+wl_count_tenant(const char *tenant, WlCounter counter)
 {
 	MemoryContext old;
 	PendingCount *pc;
 
-	if (!wl_preloaded || wl_tenant_setting == NULL)
+	if (!wl_preloaded || tenant == NULL)
 		return;
 	if (counter == WL_COUNT_CLAIM_CONFLICTS || counter == WL_COUNT_STALE_FENCES)
 	{
-		count_now(wl_tenant_setting, counter, 1);
+		count_now(tenant, counter, 1);
 		return;
 	}
 
@@ -247,9 +247,16 @@ wl_count(WlCounter counter)
 	pc = palloc(sizeof(PendingCount));
 	pc->nest_level = GetCurrentTransactionNestLevel();
 	pc->counter = counter;
-	pc->tenant = pstrdup(wl_tenant_setting);
+	pc->tenant = pstrdup(tenant);
 	pending_counts = lappend(pending_counts, pc);
 	MemoryContextSwitchTo(old);
+}
+
+/* Count an event of the current tenant (the worklist.tenant setting). */
+void
+wl_count(WlCounter counter)
+{
+	wl_count_tenant(wl_tenant_setting, counter);
 }
 
 bool

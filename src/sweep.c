@@ -15,6 +15,7 @@
 #include "worklist.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 
@@ -51,35 +52,40 @@ wl_sweep_add(WlSweepResult *total, const WlSweepResult *one)
 }
 
 /*
- * Tenants that have any task or ticket, in tenant order: a loose index scan
- * (one probe per tenant) over each table's primary key.
- *
- * (To be replaced by a listing of what is due across tenants.)
+ * The tenants with something due at now: an overdue open or claimed task,
+ * a claim past its timeout, a ticket the watchdog must look at, a
+ * retention policy with something to purge.  Each comes from an index
+ * over all tenants ordered by the instant things fall due (task_due,
+ * task_claim_due, ticket_due, retention_policy_due), read only up to now:
+ * the cost follows what is due, never the number of tenants.
  */
 List *
 wl_due_tenants(TimestampTz now, MemoryContext cxt)
 {
 	static WlStmt stmt = {
-		"WITH RECURSIVE"
-		" t(tenant) AS ("
-		"  SELECT pg_catalog.min(k.tenant) FROM worklist.task k"
-		"  UNION ALL"
-		"  SELECT (SELECT pg_catalog.min(k.tenant) FROM worklist.task k"
-		"           WHERE k.tenant OPERATOR(pg_catalog.>) t.tenant)"
-		"    FROM t WHERE t.tenant IS NOT NULL),"
-		" k(tenant) AS ("
-		"  SELECT pg_catalog.min(x.tenant) FROM worklist.ticket x"
-		"  UNION ALL"
-		"  SELECT (SELECT pg_catalog.min(x.tenant) FROM worklist.ticket x"
-		"           WHERE x.tenant OPERATOR(pg_catalog.>) k.tenant)"
-		"    FROM k WHERE k.tenant IS NOT NULL)"
-		" SELECT tenant FROM t WHERE tenant IS NOT NULL"
-		" UNION SELECT tenant FROM k WHERE tenant IS NOT NULL"
-		" ORDER BY 1",
-		0, {InvalidOid}, .name = "sweep.due_tenants"
+		"SELECT DISTINCT d.tenant FROM ("
+		" SELECT t.tenant FROM worklist.task t"
+		"  WHERE t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])"
+		"    AND t.due_at IS NOT NULL AND t.due_at OPERATOR(pg_catalog.<=) $1"
+		" UNION ALL"
+		" SELECT t.tenant FROM worklist.task t"
+		"  WHERE t.claim_expires_at IS NOT NULL"
+		"    AND t.claim_expires_at OPERATOR(pg_catalog.<=) $1"
+		" UNION ALL"
+		" SELECT k.tenant FROM worklist.ticket k"
+		"  WHERE k.next_check IS NOT NULL AND k.next_check OPERATOR(pg_catalog.<=) $1"
+		" UNION ALL"
+		" SELECT r.tenant FROM worklist.retention_policy r"
+		"  WHERE r.next_purge IS NOT NULL AND r.next_purge OPERATOR(pg_catalog.<=) $1"
+		") d ORDER BY 1",
+		1, {TIMESTAMPTZOID}, .generic = true, .name = "sweep.due_tenants"
 	};
+	Datum		values[1];
 	List	   *tenants = NIL;
-	uint64		n = wl_exec(&stmt, NULL, NULL, true, 0);
+	uint64		n;
+
+	values[0] = TimestampTzGetDatum(now);
+	n = wl_exec(&stmt, values, NULL, true, 0);
 
 	for (uint64 i = 0; i < n; i++)
 	{

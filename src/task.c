@@ -59,6 +59,7 @@ PG_FUNCTION_INFO_V1(wl_escalate);
 PG_FUNCTION_INFO_V1(wl_withdraw_run);
 PG_FUNCTION_INFO_V1(wl_queue);
 PG_FUNCTION_INFO_V1(wl_for_case);
+PG_FUNCTION_INFO_V1(wl_held);
 PG_FUNCTION_INFO_V1(wl_open_count);
 PG_FUNCTION_INFO_V1(wl_overdue);
 
@@ -95,8 +96,14 @@ PG_FUNCTION_INFO_V1(wl_overdue);
 /* Taking a claim: an open task becomes claimed, an escalated one stays. */
 #define SET_CLAIM(actor) \
 	" SET holder = " actor ", claimed_at = pg_catalog.now()," \
+	" claim_expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) t.claim_timeout," \
 	" state = CASE WHEN t.state" EQ STATE("open") \
 	" THEN " STATE("claimed") " ELSE t.state END"
+/* Giving a claim back: an open task becomes open again, an escalated one stays. */
+#define SET_UNCLAIM \
+	" SET holder = NULL, claimed_at = NULL, claim_expires_at = NULL," \
+	" state = CASE WHEN t.state" EQ STATE("claimed") \
+	" THEN " STATE("open") " ELSE t.state END"
 
 /* How often a verb re-runs its UPDATE after a locked read said it may. */
 #define MAX_ATTEMPTS 3
@@ -112,6 +119,8 @@ typedef struct TaskFacts
 	char	   *holder;			/* NULL when nobody holds it */
 	bool		excluded;		/* the actor given is among excluded */
 	bool		meets;			/* the roles given meet the audience */
+	char	   *decided_by;		/* NULL unless completed by somebody */
+	bool		same_decision;	/* its decision equals the one given */
 } TaskFacts;
 
 static bool
@@ -124,33 +133,39 @@ is_pending(const char *state)
 }
 
 /*
- * Read task (tenant, id) and lock it FOR NO KEY UPDATE, judging actor and
- * roles against it; either may be NULL, which judges nothing.  Waits for a
- * concurrent change to the row to end, and sees its outcome.
+ * Read task (tenant, id) and lock it FOR NO KEY UPDATE, judging actor,
+ * roles and a decision against it; any of them may be NULL, which judges
+ * nothing.  Waits for a concurrent change to the row to end, and sees its
+ * outcome.
  */
 static void
-lock_task(text *tenant, text *id, text *actor, ArrayType *roles, TaskFacts *f)
+lock_task_decided(text *tenant, text *id, text *actor, ArrayType *roles,
+				  Datum decision, TaskFacts *f)
 {
 	static WlStmt stmt = {
 		"SELECT t, t.state::pg_catalog.text, t.holder,"
-		" $3" EQ "ANY (t.excluded), " AUDIENCE("t", "$4")
+		" $3" EQ "ANY (t.excluded), " AUDIENCE("t", "$4") ","
+		" t.decided_by, t.decision OPERATOR(pg_catalog.=) $5"
 		" FROM worklist.task t WHERE " KEY("t")
 		" FOR NO KEY UPDATE OF t",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
-		.generic = true
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID},
+		.generic = true, .name = "task.lock"
 	};
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	bool		isnull;
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(id);
 	values[2] = PointerGetDatum(actor);
 	values[3] = PointerGetDatum(roles);
+	values[4] = decision;
 	if (actor == NULL)
 		nulls[2] = 'n';
 	if (roles == NULL)
 		nulls[3] = 'n';
+	if (decision == (Datum) 0)
+		nulls[4] = 'n';
 
 	memset(f, 0, sizeof(*f));
 	if (wl_exec(&stmt, values, nulls, false, 0) == 0)
@@ -161,6 +176,14 @@ lock_task(text *tenant, text *id, text *actor, ArrayType *roles, TaskFacts *f)
 	f->holder = wl_result_cstring(0, 3);
 	f->excluded = DatumGetBool(wl_result_datum(0, 4, &isnull)) && !isnull;
 	f->meets = DatumGetBool(wl_result_datum(0, 5, &isnull)) && !isnull;
+	f->decided_by = wl_result_cstring(0, 6);
+	f->same_decision = DatumGetBool(wl_result_datum(0, 7, &isnull)) && !isnull;
+}
+
+static void
+lock_task(text *tenant, text *id, text *actor, ArrayType *roles, TaskFacts *f)
+{
+	lock_task_decided(tenant, id, actor, roles, (Datum) 0, f);
 }
 
 /* The label of an enum argument, as text (to be cast back in SQL). */
@@ -213,27 +236,31 @@ check_eligible(const TaskFacts *f, const char *id, const char *actor)
 
 /*
  * worklist.open_task(id, case_id, roles, run_id, payload, priority, due_at,
- *					  expiry_policy, excluded, escalation_roles) RETURNS task
+ *					  expiry_policy, excluded, escalation_roles, claim_timeout)
+ *	RETURNS task
  *
  * An argument with a default that is passed NULL means its default; roles
- * must be a non-empty array of identifiers.
+ * must be a non-empty array of identifiers; claim_timeout, when given, a
+ * positive interval.
  */
 Datum
 wl_open_task(PG_FUNCTION_ARGS)
 {
 	static WlStmt insert = {
 		"INSERT INTO worklist.task AS t (tenant, id, case_id, roles, run_id,"
-		" payload, priority, due_at, expiry_policy, excluded, escalation_roles)"
+		" payload, priority, due_at, expiry_policy, excluded, escalation_roles,"
+		" claim_timeout)"
 		" VALUES ($1, $2, $3, $4, $5,"
 		" COALESCE($6, '{}'::pg_catalog.jsonb), COALESCE($7, 0), $8,"
 		" COALESCE($9::worklist.expiry_policy, 'deny'::worklist.expiry_policy),"
 		" COALESCE($10, '{}'::pg_catalog.text[]),"
-		" COALESCE($11, '{}'::pg_catalog.text[]))"
+		" COALESCE($11, '{}'::pg_catalog.text[]), $12)"
 		" ON CONFLICT (tenant, id) DO NOTHING"
 		" RETURNING t",
-		11, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, JSONBOID,
-		INT4OID, TIMESTAMPTZOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID},
-		.generic = true
+		12, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, JSONBOID,
+			INT4OID, TIMESTAMPTZOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID,
+		INTERVALOID},
+		.generic = true, .name = "task.open.insert"
 	};
 	static WlStmt existing = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),
@@ -241,8 +268,8 @@ wl_open_task(PG_FUNCTION_ARGS)
 		.generic = true
 	};
 	text	   *tenant = wl_tenant_enter();
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[12];
+	char		nulls[12];
 	WlSpi		spi;
 	Datum		row = (Datum) 0;
 	bool		created = false;
@@ -280,6 +307,13 @@ wl_open_task(PG_FUNCTION_ARGS)
 		nulls[10] = 'n';
 	else
 		values[10] = PointerGetDatum(wl_arg_idents(fcinfo, 9, "escalation_roles", true));
+	if (PG_ARGISNULL(10))
+		nulls[11] = 'n';
+	else
+	{
+		wl_check_positive_interval(PG_GETARG_DATUM(10), "claim_timeout");
+		values[11] = PG_GETARG_DATUM(10);
+	}
 
 	wl_spi_begin(&spi);
 	for (int attempt = 0;; attempt++)
@@ -470,9 +504,7 @@ Datum
 wl_release(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
-		"UPDATE worklist.task t SET holder = NULL, claimed_at = NULL,"
-		" state = CASE WHEN t.state" EQ STATE("claimed")
-		" THEN " STATE("open") " ELSE t.state END"
+		"UPDATE worklist.task t" SET_UNCLAIM
 		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true
@@ -526,7 +558,8 @@ Datum
 wl_take_over(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
-		"UPDATE worklist.task t SET holder = $4, claimed_at = pg_catalog.now()"
+		"UPDATE worklist.task t SET holder = $4, claimed_at = pg_catalog.now(),"
+		" claim_expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) t.claim_timeout"
 		" WHERE " KEY("t") " AND " PENDING("t")
 		" AND t.holder" EQ "$3 AND t.holder OPERATOR(pg_catalog.<>) $4"
 		" AND " NOT_EXCLUDED("t", "$4") " AND " AUDIENCE("t", "$5")
@@ -593,16 +626,19 @@ wl_take_over(PG_FUNCTION_ARGS)
 /*
  * worklist.complete(id, actor, decision) RETURNS boolean
  *
- * The holder settles the task as completed.  false when it is already
- * settled; WL001 when there is none, WL002 when actor is barred from it,
- * WL006 when it is pending but actor does not hold it.
+ * The holder settles the task as completed.  true when this call settled
+ * it, and also when it is already completed by this actor with an equal
+ * decision (a retry); false when it is otherwise already settled; WL001
+ * when there is none, WL002 when actor is barred from it, WL006 when it is
+ * pending but actor does not hold it.
  */
 Datum
 wl_complete(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
 		"UPDATE worklist.task t SET state = " STATE("completed") ","
-		" settled_at = pg_catalog.now(), decided_by = $3, decision = $4"
+		" settled_at = pg_catalog.now(), claim_expires_at = NULL,"
+		" decided_by = $3, decision = $4"
 		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
 		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
 		.generic = true
@@ -613,6 +649,7 @@ wl_complete(PG_FUNCTION_ARGS)
 	Datum		decision = wl_arg_document(fcinfo, 2, "decision");
 	Datum		values[4];
 	bool		settled = false;
+	bool		retried = false;
 	WlSpi		spi;
 
 	values[0] = PointerGetDatum(tenant);
@@ -633,7 +670,7 @@ wl_complete(PG_FUNCTION_ARGS)
 			break;
 		}
 
-		lock_task(tenant, id, actor, NULL, &f);
+		lock_task_decided(tenant, id, actor, NULL, decision, &f);
 		id_c = text_to_cstring(id);
 		actor_c = text_to_cstring(actor);
 		if (!f.found)
@@ -641,7 +678,16 @@ wl_complete(PG_FUNCTION_ARGS)
 		if (f.excluded)
 			wl_error_excluded(id_c, actor_c);
 		if (!is_pending(f.state))
-			break;				/* already settled: somebody else won */
+		{
+			/*
+			 * Already settled.  By this actor with this decision: a retried
+			 * completion whose first answer was lost, which converges.
+			 * Otherwise somebody else (the sweep) won.
+			 */
+			retried = strcmp(f.state, "completed") == 0 && f.decided_by &&
+				strcmp(f.decided_by, actor_c) == 0 && f.same_decision;
+			break;
+		}
 		if (f.holder == NULL || strcmp(f.holder, actor_c) != 0)
 			wl_error_not_held(id_c, actor_c, f.holder);
 	}
@@ -649,7 +695,7 @@ wl_complete(PG_FUNCTION_ARGS)
 
 	if (settled)
 		notify_task(tenant, id, "completed");
-	PG_RETURN_BOOL(settled);
+	PG_RETURN_BOOL(settled || retried);
 }
 
 /*
@@ -664,7 +710,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
 		"UPDATE worklist.task t SET state = $3::worklist.task_state,"
-		" settled_at = pg_catalog.now()"
+		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
 		" WHERE " KEY("t") " AND " PENDING("t"),
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true
@@ -719,7 +765,7 @@ escalate_task(text *tenant, text *id, bool *escalated)
 {
 	static WlStmt stmt = {
 		"UPDATE worklist.task t SET state = " STATE("escalated") ","
-		" holder = NULL, claimed_at = NULL"
+		" holder = NULL, claimed_at = NULL, claim_expires_at = NULL"
 		" WHERE " KEY("t") " AND " OPEN_OR_CLAIMED("t")
 		" RETURNING t",
 		2, {TEXTOID, TEXTOID},
@@ -775,7 +821,7 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
 		"UPDATE worklist.task t SET state = " STATE("withdrawn") ","
-		" settled_at = pg_catalog.now()"
+		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
 		" WHERE t.tenant" EQ "$1 AND t.id" EQ "ANY ($3)"
 		" AND t.run_id" EQ "$2 AND " PENDING("t")
 		" RETURNING t.id",
@@ -874,6 +920,40 @@ wl_for_case(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * worklist.held(actor, lim) RETURNS SETOF task
+ *
+ * The pending tasks actor holds, oldest claim first, then by id: a
+ * person's inbox of claimed work.  A read: any actor may be named.
+ */
+Datum
+wl_held(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND t.holder" EQ "$2 AND " PENDING("t")
+		" ORDER BY t.claimed_at, t.id LIMIT $3",
+		3, {TEXTOID, TEXTOID, INT4OID},
+		.generic = true, .name = "task.held"
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
+	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
+	Datum		values[3];
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(actor);
+	values[2] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
 /* worklist.open_count() RETURNS bigint */
 Datum
 wl_open_count(PG_FUNCTION_ARGS)
@@ -953,6 +1033,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 		" ELSE " STATE("expired") " END,"
 		" holder = CASE WHEN " ESCALATES " THEN NULL ELSE t.holder END,"
 		" claimed_at = CASE WHEN " ESCALATES " THEN NULL ELSE t.claimed_at END,"
+		" claim_expires_at = NULL,"
 		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $2 END,"
 		" decided_by = CASE WHEN " ESCALATES " THEN t.decided_by ELSE NULL END,"
 		" decision = CASE WHEN " ESCALATES " THEN t.decision"
@@ -1002,10 +1083,48 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 }
 
 /*
- * Claims held past their claim_timeout (the task part of the sweep).
+ * The claim-timeout part of the sweep (declared in worklist.h).
+ *
+ * Releases up to lim claims of the tenant held past their claim_timeout
+ * (claim_expires_at, set when the claim was taken to claimed_at +
+ * claim_timeout, at or before now), earliest first, as release() would:
+ * holder and claimed_at cleared, claimed back to open, escalated stays
+ * escalated.  Rows are picked FOR NO KEY UPDATE SKIP LOCKED: a row a
+ * reviewer is completing is skipped, and whichever of the two commits
+ * first wins (the other finds the task no longer held as it expected).
  */
 void
 wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 					   WlSweepResult *result)
 {
+	static WlStmt stmt = {
+		"UPDATE worklist.task t" SET_UNCLAIM
+		" WHERE t.tenant" EQ "$1 AND t.claim_expires_at OPERATOR(pg_catalog.<=) $2"
+		" AND t.id" EQ "ANY (ARRAY("
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
+		" FOR NO KEY UPDATE OF d SKIP LOCKED))"
+		" RETURNING t.id",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "task.sweep.claim_timeouts"
+	};
+	Datum		values[3];
+	uint64		n;
+	char	   *tenant_c = text_to_cstring(tenant);
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(lim);
+
+	n = wl_exec(&stmt, values, NULL, false, 0);
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *id = wl_result_cstring(i, 1);
+
+		result->claims_released++;
+		wl_count_tenant(tenant_c, WL_COUNT_CLAIM_TIMEOUTS);
+		wl_notify(tenant_c, "task", id, "released");
+		pfree(id);
+	}
 }

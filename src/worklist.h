@@ -108,6 +108,11 @@ extern TimestampTz wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *a
  * be stored or stamped on a row; returns t.
  */
 extern TimestampTz wl_check_finite(TimestampTz t, const char *argname);
+/*
+ * Refuse (22023 naming the argument) an interval that is not positive: a
+ * negative field ('1 mon -30 days' included) or all fields zero.
+ */
+extern void wl_check_positive_interval(Datum span, const char *argname);
 /* The label of an enum value (palloc'd). */
 extern char *wl_enum_label(Datum value);
 /* Any other argument that must not be NULL. */
@@ -295,6 +300,8 @@ typedef enum WlCounter
 
 /* Add one to a cumulative counter (no-op when not preloaded). */
 extern void wl_count(WlCounter counter);
+/* Same, for the tenant named (the sweep acts for tenants it names). */
+extern void wl_count_tenant(const char *tenant, WlCounter counter);
 extern void wl_stats_shmem_init(void);
 
 /* ----------

@@ -5,10 +5,14 @@ CREATE TYPE worklist.task_state AS ENUM
 CREATE TYPE worklist.expiry_policy AS ENUM ('deny', 'proceed', 'escalate');
 
 -- The table's row type is the worklist.task every task verb returns: the
--- contract's columns in the contract's order, then the tenant.
+-- contract's columns in the contract's order, then the tenant, then what
+-- 0.3 added.
 --
 -- holder and claimed_at name the current claim of a pending task; once the
 -- task is settled they are kept as the record of its last claim.
+-- claim_expires_at is claimed_at + claim_timeout while a claim of a task
+-- with a claim_timeout is held, NULL otherwise (the sweep releases the
+-- claim from then on).
 CREATE TABLE worklist.task (
 	id					text NOT NULL,
 	case_id				text NOT NULL,
@@ -28,6 +32,8 @@ CREATE TABLE worklist.task (
 	decided_by			text,
 	decision			jsonb,
 	tenant				text NOT NULL,
+	claim_timeout		interval,
+	claim_expires_at	timestamptz,
 	PRIMARY KEY (tenant, id)
 );
 
@@ -55,6 +61,34 @@ CREATE INDEX task_overdue ON worklist.task
 	(tenant, due_at, id)
 	WHERE state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])
 	  AND due_at IS NOT NULL;
+
+-- The claim-timeout part of the sweep: held claims with a timeout, by
+-- when they time out.
+CREATE INDEX task_claim_expiry ON worklist.task
+	(tenant, claim_expires_at, id)
+	WHERE claim_expires_at IS NOT NULL;
+
+-- held: the pending tasks of one holder, oldest claim first.
+CREATE INDEX task_held ON worklist.task
+	(tenant, holder, claimed_at, id)
+	WHERE holder IS NOT NULL
+	  AND state OPERATOR(pg_catalog.=) ANY ('{open,claimed,escalated}'::worklist.task_state[]);
+
+-- Retention: settled tasks by when they were settled.
+CREATE INDEX task_settled ON worklist.task
+	(tenant, settled_at)
+	WHERE state OPERATOR(pg_catalog.=) ANY ('{completed,expired,withdrawn}'::worklist.task_state[]);
+
+-- The sweeper's list of tenants with something due reads these two across
+-- tenants, by the instant things fall due, so its cost follows what is
+-- due, not how many tenants there are.
+CREATE INDEX task_due ON worklist.task
+	(due_at, tenant)
+	WHERE state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])
+	  AND due_at IS NOT NULL;
+CREATE INDEX task_claim_due ON worklist.task
+	(claim_expires_at, tenant)
+	WHERE claim_expires_at IS NOT NULL;
 
 -- withdraw_run looks tasks up by id, through the primary key.
 
@@ -89,11 +123,12 @@ CREATE FUNCTION worklist.open_task(
 		due_at timestamptz DEFAULT NULL,
 		expiry_policy worklist.expiry_policy DEFAULT 'deny',
 		excluded text[] DEFAULT '{}',
-		escalation_roles text[] DEFAULT '{}')
+		escalation_roles text[] DEFAULT '{}',
+		claim_timeout interval DEFAULT NULL)
 	RETURNS worklist.task
 	AS 'MODULE_PATHNAME', 'wl_open_task'
 	LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION worklist.open_task(text, text, text[], text, jsonb, int, timestamptz, worklist.expiry_policy, text[], text[]) IS
+COMMENT ON FUNCTION worklist.open_task(text, text, text[], text, jsonb, int, timestamptz, worklist.expiry_policy, text[], text[], interval) IS
 	'Create a task in state open, or return the existing task with this id unchanged';
 
 CREATE FUNCTION worklist.task(id text)
@@ -136,7 +171,7 @@ CREATE FUNCTION worklist.complete(id text, actor text, decision jsonb)
 	AS 'MODULE_PATHNAME', 'wl_complete'
 	LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION worklist.complete(text, text, jsonb) IS
-	'The holder settles a task as completed; false when it was already settled';
+	'The holder settles a task as completed; true also for a retry by the same actor with an equal decision, false when it was otherwise already settled';
 
 CREATE FUNCTION worklist.set_state(id text, state worklist.task_state)
 	RETURNS boolean
@@ -172,6 +207,13 @@ CREATE FUNCTION worklist.for_case(case_id text)
 	LANGUAGE C STABLE ROWS 10;
 COMMENT ON FUNCTION worklist.for_case(text) IS
 	'Every pending task of one case, in queue order';
+
+CREATE FUNCTION worklist.held(actor text, lim int DEFAULT 100)
+	RETURNS SETOF worklist.task
+	AS 'MODULE_PATHNAME', 'wl_held'
+	LANGUAGE C STABLE ROWS 100;
+COMMENT ON FUNCTION worklist.held(text, int) IS
+	'The pending tasks an actor holds, oldest claim first, then id';
 
 CREATE FUNCTION worklist.open_count()
 	RETURNS bigint

@@ -2,7 +2,7 @@
 -- defaults, return types, volatility, privileges), tenancy through the
 -- verbs, and immunity to search_path tricks.
 BEGIN;
-SELECT plan(39);
+SELECT plan(40);
 
 -- Signatures: argument names, order and defaults exactly as the contract.
 SELECT results_eq(
@@ -10,7 +10,7 @@ SELECT results_eq(
 	         pg_get_function_result(p.oid)
 	    FROM pg_proc p
 	   WHERE p.pronamespace = 'worklist'::regnamespace
-	     AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,open_count,overdue}')
+	     AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,held,open_count,overdue}')
 	   ORDER BY 1$$,
 	$$VALUES
 	('claim', 'id text, actor text, roles text[]', 'worklist.task'),
@@ -18,12 +18,14 @@ SELECT results_eq(
 	('complete', 'id text, actor text, decision jsonb', 'boolean'),
 	('escalate', 'id text', 'worklist.task'),
 	('for_case', 'case_id text', 'SETOF worklist.task'),
+	('held', 'actor text, lim integer DEFAULT 100', 'SETOF worklist.task'),
 	('open_count', '', 'bigint'),
 	('open_task', 'id text, case_id text, roles text[], run_id text DEFAULT NULL::text, '
 	              'payload jsonb DEFAULT ''{}''::jsonb, priority integer DEFAULT 0, '
 	              'due_at timestamp with time zone DEFAULT NULL::timestamp with time zone, '
 	              'expiry_policy worklist.expiry_policy DEFAULT ''deny''::worklist.expiry_policy, '
-	              'excluded text[] DEFAULT ''{}''::text[], escalation_roles text[] DEFAULT ''{}''::text[]',
+	              'excluded text[] DEFAULT ''{}''::text[], escalation_roles text[] DEFAULT ''{}''::text[], '
+	              'claim_timeout interval DEFAULT NULL::interval',
 	 'worklist.task'),
 	('overdue', 'now timestamp with time zone DEFAULT now(), lim integer DEFAULT 100', 'SETOF worklist.task'),
 	('queue', 'roles text[], lim integer DEFAULT 100, actor text DEFAULT NULL::text', 'SETOF worklist.task'),
@@ -39,6 +41,7 @@ SELECT results_eq(
 SELECT volatility_is('worklist', 'task', ARRAY['text'], 'stable', 'task() is stable');
 SELECT volatility_is('worklist', 'queue', ARRAY['text[]', 'integer', 'text'], 'stable', 'queue() is stable');
 SELECT volatility_is('worklist', 'for_case', ARRAY['text'], 'stable', 'for_case() is stable');
+SELECT volatility_is('worklist', 'held', ARRAY['text', 'integer'], 'stable', 'held() is stable');
 SELECT volatility_is('worklist', 'open_count', ARRAY[]::text[], 'stable', 'open_count() is stable');
 SELECT volatility_is('worklist', 'overdue', ARRAY['timestamp with time zone', 'integer'], 'stable', 'overdue() is stable');
 SELECT is(
@@ -51,12 +54,12 @@ SELECT is(
 SELECT is(
 	(SELECT count(*)::int FROM pg_proc p
 	  WHERE p.pronamespace = 'worklist'::regnamespace AND p.proisstrict
-	    AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,open_count,overdue}')),
+	    AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,held,open_count,overdue}')),
 	0, 'no task verb is strict');
 SELECT is(
 	(SELECT count(*)::int FROM pg_proc p
 	  WHERE p.pronamespace = 'worklist'::regnamespace
-	    AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,open_count,overdue}')
+	    AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,held,open_count,overdue}')
 	    AND obj_description(p.oid, 'pg_proc') IS NULL),
 	0, 'every task verb has a comment');
 
@@ -73,14 +76,15 @@ SELECT results_eq(
 	$$VALUES ('id'), ('case_id'), ('run_id'), ('state'), ('roles'), ('excluded'),
 	         ('escalation_roles'), ('priority'), ('payload'), ('due_at'), ('expiry_policy'),
 	         ('holder'), ('claimed_at'), ('created_at'), ('settled_at'), ('decided_by'),
-	         ('decision'), ('tenant')$$,
-	'the task row type: contract columns in contract order, then tenant');
+	         ('decision'), ('tenant'), ('claim_timeout'), ('claim_expires_at')$$,
+	'the task row type: contract columns in contract order, then tenant, then the claim timeout');
 SELECT is(
 	(SELECT array_agg(c.relname::text ORDER BY c.relname)
 	   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 	  WHERE i.indrelid = 'worklist.task'::regclass AND i.indpred IS NOT NULL),
-	ARRAY['task_claimable', 'task_overdue', 'task_pending_case'],
-	'the lists are served by partial indexes');
+	ARRAY['task_claim_due', 'task_claim_expiry', 'task_claimable', 'task_due', 'task_held',
+	      'task_overdue', 'task_pending_case', 'task_settled'],
+	'the lists and the sweep are served by partial indexes');
 SELECT is(
 	(SELECT reloptions FROM pg_class WHERE oid = 'worklist.task'::regclass),
 	ARRAY['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=2000',
@@ -96,8 +100,8 @@ SELECT is(
 	(SELECT array_agg(p.proname::text ORDER BY p.proname) FROM pg_proc p
 	  WHERE p.pronamespace = 'worklist'::regnamespace
 	    AND has_function_privilege('public', p.oid, 'EXECUTE')
-	    AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,open_count,overdue}')),
-	ARRAY['claim', 'claim_next', 'complete', 'escalate', 'for_case', 'open_count',
+	    AND p.proname = ANY ('{open_task,task,claim,claim_next,release,take_over,complete,set_state,escalate,withdraw_run,queue,for_case,held,open_count,overdue}')),
+	ARRAY['claim', 'claim_next', 'complete', 'escalate', 'for_case', 'held', 'open_count',
 	      'open_task', 'overdue', 'queue', 'release', 'task', 'withdraw_run'],
 	'PUBLIC may execute the other task verbs');
 
