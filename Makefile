@@ -28,6 +28,7 @@ OBJS = \
 	src/retention.o \
 	src/sweeper.o \
 	src/stats.o \
+	src/hint.o \
 	src/notify.o
 
 # Scripts.  sql/*.sql are pg_regress inputs only; the extension's scripts
@@ -47,7 +48,8 @@ DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
 REGRESS_CORE   = core_tenancy core_trust core_security core_plans
-REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_lifecycle
+REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_lifecycle \
+	task_queue_hint
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
 	ticket_scenarios
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
@@ -59,7 +61,7 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # pg_isolation_regress: test/isolation/specs/*.spec
 ISOLATION_CORE   = core_binding
-ISOLATION_TASK   = task_claim_race task_claim_next task_take_over task_claim_timeout \
+ISOLATION_TASK   = task_claim_race task_claim_next task_take_over task_claim_timeout task_queue_hint \
 	task_complete_sweep task_escalate_complete task_withdraw_claim task_notify
 ISOLATION_TICKET = ticket_concurrency ticket_notify
 ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_notify run_concurrent_writes

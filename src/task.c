@@ -43,6 +43,7 @@
  */
 #include "worklist.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
@@ -93,6 +94,15 @@ PG_FUNCTION_INFO_V1(wl_overdue);
 /* Queue order. */
 #define QUEUE_ORDER(a) \
 	" ORDER BY " a ".priority DESC, " a ".created_at, " a ".id"
+/*
+ * The same order as a key that ascends, as task_claimable stores it (see
+ * hint.c): what claim_next and queue read the claimable rows by, from a
+ * starting key (NEG_PRIORITY, created_at, id) >= (p, c, i) on.
+ */
+#define NEG_PRIORITY(a) "(OPERATOR(pg_catalog.-) " a ".priority::pg_catalog.int8)"
+#define QUEUE_KEY(a) NEG_PRIORITY(a) ", " a ".created_at, " a ".id"
+#define FROM_KEY(a, p, c, i) \
+	"ROW(" QUEUE_KEY(a) ") OPERATOR(pg_catalog.>=) ROW(" p ", " c ", " i ")"
 /* Taking a claim: an open task becomes claimed, an escalated one stays. */
 #define SET_CLAIM(actor) \
 	" SET holder = " actor ", claimed_at = pg_catalog.now()," \
@@ -200,6 +210,19 @@ notify_task(text *tenant, text *id, const char *event)
 	if (!wl_notify_enabled)
 		return;
 	wl_notify(text_to_cstring(tenant), "task", text_to_cstring(id), event);
+}
+
+/* The task in row (a whole worklist.task) became claimable: see hint.c. */
+static void
+row_claimable(text *tenant, Datum row)
+{
+	HeapTupleHeader th = DatumGetHeapTupleHeader(row);
+	bool		isnull;
+	Datum		priority = GetAttributeByName(th, "priority", &isnull);
+	Datum		created_at = GetAttributeByName(th, "created_at", &isnull);
+
+	wl_hint_claimable(text_to_cstring(tenant), DatumGetInt32(priority),
+					  DatumGetTimestampTz(created_at));
 }
 
 /*
@@ -334,7 +357,10 @@ wl_open_task(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (created)
+	{
+		row_claimable(tenant, row);
 		notify_task(tenant, DatumGetTextPP(values[1]), "opened");
+	}
 	PG_RETURN_DATUM(row);
 }
 
@@ -400,6 +426,7 @@ wl_claim(PG_FUNCTION_ARGS)
 	values[2] = PointerGetDatum(actor);
 	values[3] = PointerGetDatum(roles);
 
+	wl_hint_took();
 	wl_spi_begin(&spi);
 	for (int attempt = 0;; attempt++)
 	{
@@ -446,49 +473,91 @@ wl_claim(PG_FUNCTION_ARGS)
  * Claims the first claimable task in queue order whose audience meets
  * roles and that does not exclude actor, skipping rows locked by anybody
  * else, in one statement.  NULL when there is none.
+ *
+ * The statement starts at the tenant's hint (hint.c) and also finds the
+ * first task claimable by anybody from there (first), which the hint is
+ * then raised to.
  */
 Datum
 wl_claim_next(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
-		"UPDATE worklist.task t" SET_CLAIM("$2")
-		" WHERE t.tenant" EQ "$1 AND t.id" EQ
-		"(SELECT q.id FROM worklist.task q"
-		" WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
-		" AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2")
-		QUEUE_ORDER("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED)"
-		" RETURNING t, t.id",
-		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
-		.generic = true
+		"WITH first AS MATERIALIZED ("
+		" SELECT " QUEUE_KEY("q") " FROM worklist.task q"
+		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
+		"    AND " FROM_KEY("q", "$4", "$5", "$6")
+		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1),"
+		" pick AS ("
+		" SELECT q.id FROM worklist.task q"
+		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
+		"    AND " FROM_KEY("q", "$4", "$5", "$6")
+		"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2")
+		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED),"
+		" took AS ("
+		" UPDATE worklist.task t" SET_CLAIM("$2")
+		"  WHERE t.tenant" EQ "$1 AND t.id" EQ "(SELECT pick.id FROM pick)"
+		"  RETURNING t)"
+		" SELECT (SELECT took.t FROM took), f.* FROM (SELECT) one LEFT JOIN first f ON true",
+		6, {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, TIMESTAMPTZOID, TEXTOID},
+		.generic = true, .name = "task.claim_next"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 1, "roles", true);
-	Datum		values[3];
+	char	   *tenant_c;
+	WlQueueKey	hint;
+	WlQueueKey	first;
+	uint64		version;
+	uint64		raises;
+	bool		hinted;
+	Datum		values[6];
 	Datum		row = (Datum) 0;
-	Datum		id = (Datum) 0;
-	bool		isnull;
+	bool		isnull = true;
 	WlSpi		spi;
 
 	/* an empty roles array meets no audience */
 	if (ArrayGetNItems(ARR_NDIM(roles), ARR_DIMS(roles)) == 0)
 		PG_RETURN_NULL();
 
+	tenant_c = text_to_cstring(tenant);
+	hinted = wl_hint_read(tenant_c, &hint, &version, &raises);
+
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(actor);
 	values[2] = PointerGetDatum(roles);
+	values[3] = Int64GetDatum(hint.neg_priority);
+	values[4] = TimestampTzGetDatum(hint.created_at);
+	values[5] = CStringGetTextDatum(hint.id);
 	wl_spi_begin(&spi);
-	if (wl_exec(&stmt, values, NULL, false, 0) == 1)
+	if (wl_exec(&stmt, values, NULL, false, 0) != 1)
+		elog(ERROR, "claim_next returned no row");
+	row = wl_result_datum(0, 1, &isnull);
+	first = wl_queue_key_max;
+	if (hinted)
 	{
-		row = wl_result_datum(0, 1, &isnull);
-		id = wl_result_datum(0, 2, &isnull);
+		bool		none;
+		Datum		d = wl_result_datum(0, 2, &none);
+
+		if (!none)
+		{
+			char	   *id = wl_result_cstring(0, 4);
+
+			first.neg_priority = DatumGetInt64(d);
+			first.created_at = DatumGetTimestampTz(wl_result_datum(0, 3, &none));
+			strlcpy(first.id, id, sizeof(first.id));
+		}
 	}
 	wl_spi_end(&spi);
 
-	if (id == (Datum) 0)
+	if (hinted)
+		wl_hint_raise(tenant_c, version, raises, &first);
+	if (isnull)
 		PG_RETURN_NULL();
+	wl_hint_took();
 	wl_count(WL_COUNT_CLAIMS);
-	notify_task(tenant, DatumGetTextPP(id), "claimed");
+	notify_task(tenant, DatumGetTextPP(GetAttributeByName(DatumGetHeapTupleHeader(row),
+														   "id", &isnull)),
+				"claimed");
 	PG_RETURN_DATUM(row);
 }
 
@@ -505,9 +574,10 @@ wl_release(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt = {
 		"UPDATE worklist.task t" SET_UNCLAIM
-		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
+		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t")
+		" RETURNING t",
 		3, {TEXTOID, TEXTOID, TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.release"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -527,7 +597,12 @@ wl_release(PG_FUNCTION_ARGS)
 		char	   *actor_c;
 
 		if (try_update(&stmt, values, NULL, attempt))
+		{
+			bool		isnull;
+
+			row_claimable(tenant, wl_result_datum(0, 1, &isnull));
 			break;
+		}
 
 		lock_task(tenant, id, actor, NULL, &f);
 		id_c = text_to_cstring(id);
@@ -730,6 +805,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 	values[1] = PointerGetDatum(id);
 	values[2] = state;
 
+	wl_hint_took();
 	wl_spi_begin(&spi);
 	for (int attempt = 0;; attempt++)
 	{
@@ -805,7 +881,10 @@ wl_escalate(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (escalated)
+	{
+		row_claimable(tenant, row);
 		notify_task(tenant, id, "escalated");
+	}
 	PG_RETURN_DATUM(row);
 }
 
@@ -839,6 +918,7 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 	values[1] = PointerGetDatum(run_id);
 	values[2] = PointerGetDatum(awaited);
 
+	wl_hint_took();
 	wl_spi_begin(&spi);
 	n = wl_exec(&stmt, values, NULL, false, 0);
 	if (wl_notify_enabled)
@@ -860,24 +940,40 @@ wl_queue(PG_FUNCTION_ARGS)
 	static WlStmt stmt = {
 		"SELECT t FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND " CLAIMABLE("t")
+		" AND " FROM_KEY("t", "$5", "$6", "$7")
 		" AND " AUDIENCE("t", "$2")
 		" AND ($3 IS NULL OR " NOT_EXCLUDED("t", "$3") ")"
-		QUEUE_ORDER("t") " LIMIT $4",
-		4, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID},
-		.generic = true
+		" ORDER BY " QUEUE_KEY("t") " LIMIT $4",
+		7, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, TIMESTAMPTZOID, TEXTOID},
+		.generic = true, .name = "task.queue"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ROLES(0, "roles")));
 	ArrayType  *roles = wl_arg_idents(fcinfo, 0, "roles", true);
 	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
 	text	   *actor = wl_arg_ident_opt(fcinfo, 2, "actor");
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	WlQueueKey	hint;
+	uint64		version;
+	uint64		raises;
 	WlSpi		spi;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	/* an empty roles array meets no audience */
 	if (ArrayGetNItems(ARR_NDIM(roles), ARR_DIMS(roles)) == 0)
 		return (Datum) 0;
+
+	/*
+	 * Nothing before the hint is claimable -- in a snapshot as recent as
+	 * READ COMMITTED takes; an older transaction snapshot reads from the
+	 * head.
+	 */
+	if (IsolationUsesXactSnapshot() ||
+		!wl_hint_read(text_to_cstring(tenant), &hint, &version, &raises))
+		hint = wl_queue_key_min;
+	values[4] = Int64GetDatum(hint.neg_priority);
+	values[5] = TimestampTzGetDatum(hint.created_at);
+	values[6] = CStringGetTextDatum(hint.id);
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(roles);
@@ -1045,9 +1141,9 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY d.due_at, d.id LIMIT $3"
 		" FOR NO KEY UPDATE OF d SKIP LOCKED))"
-		" RETURNING t.id, t.expiry_policy::pg_catalog.text",
+		" RETURNING t.id, t.expiry_policy::pg_catalog.text, t.priority, t.created_at",
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true
+		.generic = true, .name = "task.sweep.expiries"
 	};
 #undef ESCALATES
 	Datum		values[3];
@@ -1058,6 +1154,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = Int32GetDatum(lim);
 
+	wl_hint_took();
 	n = wl_exec(&stmt, values, NULL, false, 0);
 	for (uint64 i = 0; i < n; i++)
 	{
@@ -1066,6 +1163,11 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 
 		if (strcmp(policy, "escalate") == 0)
 		{
+			bool		isnull;
+
+			wl_hint_claimable(tenant_c,
+							  DatumGetInt32(wl_result_datum(i, 3, &isnull)),
+							  DatumGetTimestampTz(wl_result_datum(i, 4, &isnull)));
 			result->escalated++;
 			wl_notify(tenant_c, "task", id, "escalated");
 		}
@@ -1105,7 +1207,7 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
 		" FOR NO KEY UPDATE OF d SKIP LOCKED))"
-		" RETURNING t.id",
+		" RETURNING t.id, t.priority, t.created_at",
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
 		.generic = true, .name = "task.sweep.claim_timeouts"
 	};
@@ -1121,7 +1223,11 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 	for (uint64 i = 0; i < n; i++)
 	{
 		char	   *id = wl_result_cstring(i, 1);
+		bool		isnull;
 
+		wl_hint_claimable(tenant_c,
+						  DatumGetInt32(wl_result_datum(i, 2, &isnull)),
+						  DatumGetTimestampTz(wl_result_datum(i, 3, &isnull)));
 		result->claims_released++;
 		wl_count_tenant(tenant_c, WL_COUNT_CLAIM_TIMEOUTS);
 		wl_notify(tenant_c, "task", id, "released");

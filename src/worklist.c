@@ -131,5 +131,6 @@ _PG_init(void)
 		return;
 
 	wl_stats_shmem_init();
+	wl_hint_shmem_init();
 	wl_sweeper_init();
 }

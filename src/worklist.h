@@ -356,6 +356,42 @@ extern List *wl_due_tenants(TimestampTz now, MemoryContext cxt);
 extern Datum wl_sweep_result_datum(FunctionCallInfo fcinfo,
 								   const WlSweepResult *result);
 
+/* ----------
+ * Where claim_next starts (hint.c): a key in queue order below which no
+ * task of the tenant is claimable.  See the head of hint.c.
+ * ----------
+ */
+typedef struct WlQueueKey
+{
+	int64		neg_priority;	/* -priority, so the order is ascending */
+	TimestampTz created_at;
+	char		id[WL_IDENT_MAX * 4 + 1];
+} WlQueueKey;
+
+/* The head of every queue, and past its end. */
+extern const WlQueueKey wl_queue_key_min;
+extern const WlQueueKey wl_queue_key_max;
+
+extern void wl_hint_shmem_init(void);
+/*
+ * The tenant's hint (wl_queue_key_min when unknown), with what a later
+ * wl_hint_raise must find unchanged.  false when hints are not kept (the
+ * library is not preloaded).
+ */
+extern bool wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
+						 uint64 *raises);
+/* Raise the hint to *to, if nothing changed it since wl_hint_read. */
+extern void wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
+						  const WlQueueKey *to);
+/*
+ * This transaction took tasks out of the queue (claimed or settled them):
+ * it raises no hint from now on.
+ */
+extern void wl_hint_took(void);
+/* This transaction made a task of the tenant claimable (lowers at commit). */
+extern void wl_hint_claimable(const char *tenant, int32 priority,
+							  TimestampTz created_at);
+
 /* worklist.c */
 extern void _PG_init(void);
 

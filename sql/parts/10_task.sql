@@ -43,9 +43,11 @@ CREATE TABLE worklist.task (
 -- The predicates are spelled exactly as the statements in task.c spell
 -- their conditions, which is what lets the planner prove they apply.
 
--- queue and claim_next: claimable rows, in queue order.
+-- queue and claim_next: claimable rows, in queue order, the priority
+-- negated so that the key ascends and a scan can start at any key (where
+-- claim_next starts: src/hint.c).
 CREATE INDEX task_claimable ON worklist.task
-	(tenant, priority DESC, created_at, id)
+	(tenant, (OPERATOR(pg_catalog.-) priority::pg_catalog.int8), created_at, id)
 	WHERE state OPERATOR(pg_catalog.=) 'open'::worklist.task_state
 	   OR (state OPERATOR(pg_catalog.=) 'escalated'::worklist.task_state
 		   AND holder IS NULL);

@@ -61,3 +61,16 @@ CREATE FUNCTION worklist.held(actor text, lim int DEFAULT 100)
 COMMENT ON FUNCTION worklist.held(text, int) IS
 	'The pending tasks an actor holds, oldest claim first, then id';
 
+
+-- claim_next starts where the tenant's hint says (src/hint.c): the queue
+-- index's key must ascend.
+DROP INDEX worklist.task_claimable;
+-- queue and claim_next: claimable rows, in queue order, the priority
+-- negated so that the key ascends and a scan can start at any key (where
+-- claim_next starts: src/hint.c).
+CREATE INDEX task_claimable ON worklist.task
+	(tenant, (OPERATOR(pg_catalog.-) priority::pg_catalog.int8), created_at, id)
+	WHERE state OPERATOR(pg_catalog.=) 'open'::worklist.task_state
+	   OR (state OPERATOR(pg_catalog.=) 'escalated'::worklist.task_state
+		   AND holder IS NULL);
+
