@@ -139,7 +139,7 @@ role_arg(FunctionCallInfo fcinfo, int argno)
 Datum
 wl_grant_tenant(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"INSERT INTO worklist.tenant_binding AS b (tenant, role, kind)"
 		" VALUES ($1, $2::worklist.role_ref, $3::worklist.binding_kind)"
 		" ON CONFLICT (tenant, role)"
@@ -167,7 +167,7 @@ wl_grant_tenant(PG_FUNCTION_ARGS)
 Datum
 wl_revoke_tenant(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"DELETE FROM worklist.tenant_binding"
 		" WHERE tenant OPERATOR(pg_catalog.=) $1"
 		" AND role::pg_catalog.oid OPERATOR(pg_catalog.=) $2",

@@ -74,7 +74,7 @@ static const char *const KIND_NAME[] = {"task", "ticket", "run"};
 static void
 read_policy(text *tenant, TimestampTz now, Policy *p)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT r.tasks, r.tickets, r.runs,"
 		" r.next_purge IS NOT NULL AND r.next_purge" LE "$2"
 		" FROM worklist.retention_policy r WHERE r.tenant" EQ "$1",
@@ -111,7 +111,7 @@ cutoff(TimestampTz now, Interval *span)
 static uint64
 purge_tasks(text *tenant, TimestampTz before, int32 lim)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH doomed AS ("
 		"  SELECT d.id FROM worklist.task d"
 		"   WHERE d.tenant" EQ "$1"
@@ -135,7 +135,7 @@ purge_tasks(text *tenant, TimestampTz before, int32 lim)
 static uint64
 purge_tickets(text *tenant, TimestampTz before, int32 lim)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH doomed AS ("
 		"  SELECT d.id FROM worklist.ticket d"
 		"   WHERE d.tenant" EQ "$1"
@@ -181,7 +181,7 @@ purge_runs(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	 * returned); a run is doomed when it has no lease at all, or a lease
 	 * locked here that has expired.
 	 */
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH cand AS ("
 		"  SELECT r.project, r.session, r.run FROM worklist.run r"
 		"   WHERE r.tenant" EQ "$1 AND r.listed"
@@ -224,7 +224,7 @@ purge_runs(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 static void
 schedule(text *tenant, TimestampTz now, bool cut_short)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH next AS ("
 		"  SELECT CASE WHEN $3 THEN $2 ELSE LEAST("
 		"   COALESCE((SELECT t.settled_at FROM worklist.task t"
@@ -311,7 +311,7 @@ wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 Datum
 wl_set_retention(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"INSERT INTO worklist.retention_policy AS p"
 		" (tenant, tasks, tickets, runs, next_purge)"
 		" VALUES ($1, $2, $3, $4,"
@@ -356,7 +356,7 @@ wl_set_retention(PG_FUNCTION_ARGS)
 Datum
 wl_retention(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT r.tasks, r.tickets, r.runs FROM worklist.retention_policy r"
 		" WHERE r.tenant" EQ "$1",
 		1, {TEXTOID}, .name = "retention.get"

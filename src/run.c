@@ -112,10 +112,10 @@ notify_run(const RunAddress *addr, const char *event)
 	" AND " a ".run OPERATOR(pg_catalog.=) $4"
 
 /* Lock the run's row; no row when the run does not exist. */
-static WlStmt lock_run_stmt = {
+static WlStmt lock_run_stmt WL_KEPT = {
 	"SELECT true FROM worklist.run r WHERE" RUN_KEY("r")
 	" FOR NO KEY UPDATE",
-	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.lock_run"
 };
 
 /*
@@ -150,30 +150,30 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	 * fence.  No row: the run has no lease (or, which claim_run never
 	 * leaves behind, a lease without a run row); see fence_stmt.
 	 */
-	static WlStmt lock_fenced_stmt = {
+	static WlStmt lock_fenced_stmt WL_KEPT = {
 		"SELECT l.fence FROM worklist.run_claim l, worklist.run r"
 		" WHERE" RUN_KEY("l") " AND" RUN_KEY("r")
 		" FOR SHARE OF l FOR NO KEY UPDATE OF r",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.lock_fenced"
 	};
 
 	/* the run's current fence, locked against claims until commit */
-	static WlStmt fence_stmt = {
+	static WlStmt fence_stmt WL_KEPT = {
 		"SELECT l.fence FROM worklist.run_claim l WHERE" RUN_KEY("l")
 		" FOR SHARE",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.lock_lease"
 	};
 
 	/*
 	 * Create the run's row or lock it: ON CONFLICT DO UPDATE locks the
 	 * existing row even though its WHERE lets nothing be updated.
 	 */
-	static WlStmt ensure_stmt = {
+	static WlStmt ensure_stmt WL_KEPT = {
 		"INSERT INTO worklist.run AS r (tenant, project, session, run)"
 		" VALUES ($1, $2, $3, $4)"
 		" ON CONFLICT (tenant, project, session, run)"
 		" DO UPDATE SET listed = r.listed WHERE false",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.ensure_run"
 	};
 
 	/*
@@ -182,7 +182,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	 * of the run; the new newest / parked checkpoint is either $5 or the
 	 * newest other one.
 	 */
-	static WlStmt write_stmt = {
+	static WlStmt write_stmt WL_KEPT = {
 		"WITH prior AS ("
 		"  SELECT true FROM worklist.run_checkpoint c"
 		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5),"
@@ -228,7 +228,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		" FROM pick k WHERE" RUN_KEY("r"),
 		13, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
 			JSONBOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, TIMESTAMPTZOID}
+		TIMESTAMPTZOID, TIMESTAMPTZOID}, .name = "run.write.checkpoint"
 	};
 	RunAddress addr;
 	text	   *checkpoint_id;
@@ -325,10 +325,10 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 Datum
 wl_read_checkpoint(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT " CHECKPOINT_ROW
 		" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.read_checkpoint"
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -354,11 +354,11 @@ wl_read_checkpoint(PG_FUNCTION_ARGS)
 Datum
 wl_list_checkpoints(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT " CHECKPOINT_ROW
 		" WHERE" RUN_KEY("c")
 		" ORDER BY c.created_at, c.checkpoint_id",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.list_checkpoints"
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -369,8 +369,7 @@ wl_list_checkpoints(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	wl_spi_begin(&spi);
-	wl_exec(&stmt, values, NULL, true, 0);
-	wl_result_to_srf(fcinfo);
+	(void) wl_exec_to_srf(&stmt, values, NULL, fcinfo);
 	wl_spi_end(&spi);
 	return (Datum) 0;
 }
@@ -383,7 +382,7 @@ wl_delete_checkpoint(PG_FUNCTION_ARGS)
 	 * The summary without $5: the newest remaining checkpoints come from
 	 * the statement's snapshot, which still holds $5, hence OTHER_CTES.
 	 */
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH gone AS ("
 		"  DELETE FROM worklist.run_checkpoint c"
 		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
@@ -399,7 +398,7 @@ wl_delete_checkpoint(PG_FUNCTION_ARGS)
 		"  park_resolved_at = p.park_resolved_at"
 		" FROM (SELECT) one LEFT JOIN other_park p ON true"
 		" WHERE" RUN_KEY("r") " AND EXISTS (SELECT FROM gone)",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.delete_checkpoint"
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -429,7 +428,7 @@ wl_prune_checkpoints(PG_FUNCTION_ARGS)
 	 * goes, so the newest checkpoint stays unless nothing does, and the park
 	 * stays unless its checkpoint went (then no parked checkpoint is left).
 	 */
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH doomed AS ("
 		"  SELECT c.checkpoint_id FROM worklist.run_checkpoint c"
 		"   WHERE" RUN_KEY("c")
@@ -460,7 +459,7 @@ wl_prune_checkpoints(PG_FUNCTION_ARGS)
 		"  FROM n, pk p"
 		"  WHERE" RUN_KEY("r") " AND n.n OPERATOR(pg_catalog.>) 0)"
 		" SELECT n.n::pg_catalog.int4 FROM n",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID}
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID}, .name = "run.prune_checkpoints"
 	};
 	RunAddress addr;
 	int32		keep;
@@ -503,13 +502,13 @@ wl_prune_checkpoints(PG_FUNCTION_ARGS)
 static void
 mint_guard_slow_path(void)
 {
-	static WlStmt advance_stmt = {
+	static WlStmt advance_stmt WL_KEPT = {
 		"SELECT pg_catalog.setval('worklist.fence_seq'::pg_catalog.regclass, m.f)"
 		"  FROM (SELECT pg_catalog.max(l.fence) AS f FROM worklist.run_claim l) m,"
 		"       worklist.fence_seq s"
 		" WHERE m.f OPERATOR(pg_catalog.>) (s.last_value OPERATOR(pg_catalog.-)"
 		"       CASE WHEN s.is_called THEN 0 ELSE 1 END)",
-		0, {InvalidOid}
+		0, {InvalidOid}, .name = "run.claim.advance_sequence"
 	};
 	Oid			seq = get_relname_relid("fence_seq",
 										get_namespace_oid("worklist", false));
@@ -564,7 +563,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	 * expired (expires_at <= now); a claim that loses leaves no trace but a
 	 * skipped sequence value.
 	 */
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH g AS MATERIALIZED ("
 		"  SELECT (SELECT s.last_value OPERATOR(pg_catalog.-)"
 		"                 CASE WHEN s.is_called THEN 0 ELSE 1 END"
@@ -595,7 +594,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 		"        got.reclaimed"
 		"   FROM g LEFT JOIN got ON true",
 		7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID}
+		TIMESTAMPTZOID}, .name = "run.claim"
 	};
 	RunAddress addr;
 	text	   *holder;
@@ -680,13 +679,13 @@ wl_claim_run(PG_FUNCTION_ARGS)
 Datum
 wl_release_run(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.run_claim l SET expires_at = $6, released = true"
 		" WHERE" RUN_KEY("l")
 		"   AND l.fence OPERATOR(pg_catalog.=) $5"
 		"   AND NOT l.released"
 		"   AND l.expires_at OPERATOR(pg_catalog.>) $6",
-		6, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}
+		6, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}, .name = "run.release"
 	};
 	RunAddress addr;
 	WlSpi		spi;

@@ -463,9 +463,11 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
  * generic plan made for 1001 rows would sort instead.  The executor stops
  * after lim + 1 rows in any case.
  */
-#define LIMITS(q) \
-	{{q " LIMIT 2", PAGE_ARGTYPES}, {q " LIMIT 11", PAGE_ARGTYPES}, \
-	 {q " LIMIT 101", PAGE_ARGTYPES}, {q " LIMIT 1001", PAGE_ARGTYPES}}
+#define LIMITS(q, label) \
+	{{q " LIMIT 2", PAGE_ARGTYPES, .name = label ".2"}, \
+	 {q " LIMIT 11", PAGE_ARGTYPES, .name = label ".11"}, \
+	 {q " LIMIT 101", PAGE_ARGTYPES, .name = label ".101"}, \
+	 {q " LIMIT 1001", PAGE_ARGTYPES, .name = label ".1001"}}
 #define N_LIMITS 4
 static const int32 limits[N_LIMITS] = {2, 11, 101, 1001};
 
@@ -473,16 +475,16 @@ static const int32 limits[N_LIMITS] = {2, 11, 101, 1001};
  * [order][scope: 0 none, 1 project, 2 project and session][park filter]
  * [limit]
  */
-static WlStmt page_stmts[2][3][2][N_LIMITS] = {
+static WlStmt page_stmts[2][3][2][N_LIMITS] WL_KEPT = {
 	{
-		{LIMITS(PAGE_SELECT KEY_ID), LIMITS(PAGE_SELECT PARKED KEY_ID)},
-		{LIMITS(PAGE_SELECT KEY_ID_P), LIMITS(PAGE_SELECT PARKED KEY_ID_P)},
-		{LIMITS(PAGE_SELECT KEY_ID_PS), LIMITS(PAGE_SELECT PARKED KEY_ID_PS)},
+		{LIMITS(PAGE_SELECT KEY_ID, "runlist.by_id"), LIMITS(PAGE_SELECT PARKED KEY_ID, "runlist.by_id.parked")},
+		{LIMITS(PAGE_SELECT KEY_ID_P, "runlist.by_id.project"), LIMITS(PAGE_SELECT PARKED KEY_ID_P, "runlist.by_id.project.parked")},
+		{LIMITS(PAGE_SELECT KEY_ID_PS, "runlist.by_id.session"), LIMITS(PAGE_SELECT PARKED KEY_ID_PS, "runlist.by_id.session.parked")},
 	},
 	{
-		{LIMITS(PAGE_SELECT KEY_CREATED), LIMITS(PAGE_SELECT PARKED KEY_CREATED)},
-		{LIMITS(PAGE_SELECT KEY_CREATED_P), LIMITS(PAGE_SELECT PARKED KEY_CREATED_P)},
-		{LIMITS(PAGE_SELECT KEY_CREATED_PS), LIMITS(PAGE_SELECT PARKED KEY_CREATED_PS)},
+		{LIMITS(PAGE_SELECT KEY_CREATED, "runlist.by_created"), LIMITS(PAGE_SELECT PARKED KEY_CREATED, "runlist.by_created.parked")},
+		{LIMITS(PAGE_SELECT KEY_CREATED_P, "runlist.by_created.project"), LIMITS(PAGE_SELECT PARKED KEY_CREATED_P, "runlist.by_created.project.parked")},
+		{LIMITS(PAGE_SELECT KEY_CREATED_PS, "runlist.by_created.session"), LIMITS(PAGE_SELECT PARKED KEY_CREATED_PS, "runlist.by_created.session.parked")},
 	},
 };
 

@@ -56,9 +56,12 @@
 #include "catalog/pg_extension.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "jit/jit.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
+#include "utils/plancache.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
@@ -240,16 +243,16 @@ wl_result_cstring(uint64 row, int col)
 	return copy;
 }
 
-void
-wl_result_to_srf(FunctionCallInfo fcinfo)
+/* Append column 1 (a whole row) of every row of tt to the SRF's store. */
+static void
+rows_to_srf(ReturnSetInfo *rsinfo, SPITupleTable *tt, uint64 n)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	TupleDesc	desc = SPI_tuptable->tupdesc;
+	TupleDesc	desc = tt->tupdesc;
 
-	for (uint64 i = 0; i < SPI_processed; i++)
+	for (uint64 i = 0; i < n; i++)
 	{
 		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &isnull);
+		Datum		d = SPI_getbinval(tt->vals[i], desc, 1, &isnull);
 		HeapTupleHeader th;
 		HeapTupleData tuple;
 
@@ -262,4 +265,130 @@ wl_result_to_srf(FunctionCallInfo fcinfo)
 		tuple.t_data = th;
 		tuplestore_puttuple(rsinfo->setResult, &tuple);
 	}
+}
+
+void
+wl_result_to_srf(FunctionCallInfo fcinfo)
+{
+	rows_to_srf((ReturnSetInfo *) fcinfo->resultinfo, SPI_tuptable, SPI_processed);
+}
+
+Portal
+wl_cursor_open(WlStmt *stmt, Datum *values, const char *nulls, bool read_only)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Portal		portal;
+
+	prepare(stmt);
+	portal = SPI_cursor_open(NULL, stmt->plan, values, nulls, read_only);
+	MemoryContextSwitchTo(cxt);
+	if (portal == NULL)
+		elog(ERROR, "could not open a cursor for: %s", stmt->sql);
+	return portal;
+}
+
+uint64
+wl_cursor_fetch(Portal portal)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	CHECK_FOR_INTERRUPTS();
+	if (SPI_tuptable)
+		SPI_freetuptable(SPI_tuptable);
+	SPI_cursor_fetch(portal, true, WL_FETCH_BATCH);
+	MemoryContextSwitchTo(cxt);
+	return SPI_processed;
+}
+
+void
+wl_cursor_close(Portal portal)
+{
+	if (SPI_tuptable)
+		SPI_freetuptable(SPI_tuptable);
+	SPI_cursor_close(portal);
+}
+
+uint64
+wl_exec_to_srf(WlStmt *stmt, Datum *values, const char *nulls,
+			   FunctionCallInfo fcinfo)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Portal		portal = wl_cursor_open(stmt, values, nulls, true);
+	uint64		total = 0;
+	uint64		n;
+
+	while ((n = wl_cursor_fetch(portal)) > 0)
+	{
+		rows_to_srf(rsinfo, SPI_tuptable, n);
+		total += n;
+	}
+	wl_cursor_close(portal);
+	return total;
+}
+
+#ifdef WL_HAVE_KEPT_SECTION
+/* The bounds of the section WL_KEPT places every kept statement in. */
+extern WlStmt __start_wl_kept_statements[] __attribute__((visibility("hidden")));
+extern WlStmt __stop_wl_kept_statements[] __attribute__((visibility("hidden")));
+#endif
+
+PG_FUNCTION_INFO_V1(wl_kept_statements);
+
+/*
+ * worklist.kept_statements(OUT name text, OUT sql text, OUT jit boolean,
+ *							 OUT cost double precision) RETURNS SETOF record
+ *
+ * Every statement the verbs keep, by name, with its text, and whether its
+ * plan -- made as the verbs make it (see the head of this file), from the
+ * current settings otherwise -- would be compiled by JIT, with the plan's
+ * estimated cost.  Plans not made yet are made (a generic plan each).
+ */
+Datum
+wl_kept_statements(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, 0);
+#ifdef WL_HAVE_KEPT_SECTION
+	wl_spi_begin(&spi);
+	for (WlStmt *stmt = __start_wl_kept_statements;
+		 stmt < __stop_wl_kept_statements; stmt++)
+	{
+		CachedPlan *cplan;
+		ListCell   *lc;
+		bool		jit = false;
+		double		cost = 0;
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		CHECK_FOR_INTERRUPTS();
+		prepare(stmt);
+		cplan = SPI_plan_get_cached_plan(stmt->plan);
+		if (cplan == NULL)
+			elog(ERROR, "no plan for statement %s", stmt->name ? stmt->name : stmt->sql);
+		foreach(lc, cplan->stmt_list)
+		{
+			PlannedStmt *ps = lfirst_node(PlannedStmt, lc);
+
+			if (ps->jitFlags & PGJIT_PERFORM)
+				jit = true;
+			if (ps->planTree && ps->planTree->total_cost > cost)
+				cost = ps->planTree->total_cost;
+		}
+		ReleaseCachedPlan(cplan, CurrentResourceOwner);
+
+		values[0] = CStringGetTextDatum(stmt->name ? stmt->name : "");
+		values[1] = CStringGetTextDatum(stmt->sql);
+		values[2] = BoolGetDatum(jit);
+		values[3] = Float8GetDatum(cost);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	wl_spi_end(&spi);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("worklist.kept_statements() is not available on this platform")));
+#endif
+	return (Datum) 0;
 }

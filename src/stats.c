@@ -297,7 +297,7 @@ PG_FUNCTION_INFO_V1(wl_stats);
 Datum
 wl_stats(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT pg_catalog.jsonb_build_object("
 		" 'tenant', $1,"
 		" 'tasks', (SELECT pg_catalog.jsonb_object_agg(s.state, COALESCE(c.n, 0))"
@@ -326,7 +326,7 @@ wl_stats(PG_FUNCTION_ARGS)
 		" 'counters', pg_catalog.jsonb_build_object("
 		"    'claims', $2, 'claim_conflicts', $3, 'take_overs', $4,"
 		"    'lease_reclaims', $5, 'stale_fence_refusals', $6, 'claim_timeouts', $7))",
-		7, {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID}
+		7, {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID}, .name = "stats.tenant"
 	};
 	text	   *tenant = wl_tenant_enter();
 	uint64		counters[WL_COUNT__N];

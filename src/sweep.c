@@ -62,7 +62,7 @@ wl_sweep_add(WlSweepResult *total, const WlSweepResult *one)
 List *
 wl_due_tenants(TimestampTz now, MemoryContext cxt)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT DISTINCT d.tenant FROM ("
 		" SELECT t.tenant FROM worklist.task t"
 		"  WHERE t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])"

@@ -152,7 +152,7 @@ static void
 lock_task_decided(text *tenant, text *id, text *actor, ArrayType *roles,
 				  Datum decision, TaskFacts *f)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT t, t.state::pg_catalog.text, t.holder,"
 		" $3" EQ "ANY (t.excluded), " AUDIENCE("t", "$4") ","
 		" t.decided_by, t.decision OPERATOR(pg_catalog.=) $5"
@@ -269,7 +269,7 @@ check_eligible(const TaskFacts *f, const char *id, const char *actor)
 Datum
 wl_open_task(PG_FUNCTION_ARGS)
 {
-	static WlStmt insert = {
+	static WlStmt insert WL_KEPT = {
 		"INSERT INTO worklist.task AS t (tenant, id, case_id, roles, run_id,"
 		" payload, priority, due_at, expiry_policy, excluded, escalation_roles,"
 		" claim_timeout)"
@@ -285,10 +285,10 @@ wl_open_task(PG_FUNCTION_ARGS)
 		INTERVALOID},
 		.generic = true, .name = "task.open.insert"
 	};
-	static WlStmt existing = {
+	static WlStmt existing WL_KEPT = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),
 		2, {TEXTOID, TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.open.existing"
 	};
 	text	   *tenant = wl_tenant_enter();
 	Datum		values[12];
@@ -368,10 +368,10 @@ wl_open_task(PG_FUNCTION_ARGS)
 Datum
 wl_task(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),
 		2, {TEXTOID, TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.get"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -403,13 +403,13 @@ wl_task(PG_FUNCTION_ARGS)
 Datum
 wl_claim(PG_FUNCTION_ARGS)
 {
-	static WlStmt take = {
+	static WlStmt take WL_KEPT = {
 		"UPDATE worklist.task t" SET_CLAIM("$3")
 		" WHERE " KEY("t") " AND " CLAIMABLE("t")
 		" AND " NOT_EXCLUDED("t", "$3") " AND " AUDIENCE("t", "$4")
 		" RETURNING t",
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
-		.generic = true
+		.generic = true, .name = "task.claim"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor"), WL_ROLES(2, "roles")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -481,7 +481,7 @@ wl_claim(PG_FUNCTION_ARGS)
 Datum
 wl_claim_next(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH first AS MATERIALIZED ("
 		" SELECT " QUEUE_KEY("q") " FROM worklist.task q"
 		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
@@ -572,7 +572,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 Datum
 wl_release(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t" SET_UNCLAIM
 		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t")
 		" RETURNING t",
@@ -632,7 +632,7 @@ wl_release(PG_FUNCTION_ARGS)
 Datum
 wl_take_over(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET holder = $4, claimed_at = pg_catalog.now(),"
 		" claim_expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) t.claim_timeout"
 		" WHERE " KEY("t") " AND " PENDING("t")
@@ -640,7 +640,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 		" AND " NOT_EXCLUDED("t", "$4") " AND " AUDIENCE("t", "$5")
 		" RETURNING t",
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
-		.generic = true
+		.generic = true, .name = "task.take_over"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(2, "actor"), WL_ROLES(3, "roles")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -710,13 +710,13 @@ wl_take_over(PG_FUNCTION_ARGS)
 Datum
 wl_complete(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("completed") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL,"
 		" decided_by = $3, decision = $4"
 		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
 		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
-		.generic = true
+		.generic = true, .name = "task.complete"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -783,12 +783,12 @@ wl_complete(PG_FUNCTION_ARGS)
 Datum
 wl_set_state(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = $3::worklist.task_state,"
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
 		" WHERE " KEY("t") " AND " PENDING("t"),
 		3, {TEXTOID, TEXTOID, TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.set_state"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -839,18 +839,18 @@ wl_set_state(PG_FUNCTION_ARGS)
 static Datum
 escalate_task(text *tenant, text *id, bool *escalated)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("escalated") ","
 		" holder = NULL, claimed_at = NULL, claim_expires_at = NULL"
 		" WHERE " KEY("t") " AND " OPEN_OR_CLAIMED("t")
 		" RETURNING t",
 		2, {TEXTOID, TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.escalate"
 	};
-	static WlStmt current = {
+	static WlStmt current WL_KEPT = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),
 		2, {TEXTOID, TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.escalate.current"
 	};
 	Datum		values[2];
 	bool		isnull;
@@ -898,14 +898,14 @@ wl_escalate(PG_FUNCTION_ARGS)
 Datum
 wl_withdraw_run(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("withdrawn") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
 		" WHERE t.tenant" EQ "$1 AND t.id" EQ "ANY ($3)"
 		" AND t.run_id" EQ "$2 AND " PENDING("t")
 		" RETURNING t.id",
 		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
-		.generic = true
+		.generic = true, .name = "task.withdraw_run"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *run_id = wl_arg_ident(fcinfo, 0, "run_id");
@@ -937,7 +937,7 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 Datum
 wl_queue(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT t FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND " CLAIMABLE("t")
 		" AND " FROM_KEY("t", "$5", "$6", "$7")
@@ -993,12 +993,12 @@ wl_queue(PG_FUNCTION_ARGS)
 Datum
 wl_for_case(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT t FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " PENDING("t")
 		QUEUE_ORDER("t"),
 		2, {TEXTOID, TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.for_case"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *case_id = wl_arg_ident(fcinfo, 0, "case_id");
@@ -1010,8 +1010,7 @@ wl_for_case(PG_FUNCTION_ARGS)
 	values[1] = PointerGetDatum(case_id);
 
 	wl_spi_begin(&spi);
-	(void) wl_exec(&stmt, values, NULL, true, 0);
-	wl_result_to_srf(fcinfo);
+	(void) wl_exec_to_srf(&stmt, values, NULL, fcinfo);
 	wl_spi_end(&spi);
 	return (Datum) 0;
 }
@@ -1025,7 +1024,7 @@ wl_for_case(PG_FUNCTION_ARGS)
 Datum
 wl_held(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT t FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND t.holder" EQ "$2 AND " PENDING("t")
 		" ORDER BY t.claimed_at, t.id LIMIT $3",
@@ -1054,11 +1053,11 @@ wl_held(PG_FUNCTION_ARGS)
 Datum
 wl_open_count(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT pg_catalog.count(*) FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND " PENDING("t"),
 		1, {TEXTOID},
-		.generic = true
+		.generic = true, .name = "task.open_count"
 	};
 	text	   *tenant = wl_tenant_enter();
 	Datum		values[1];
@@ -1078,13 +1077,13 @@ wl_open_count(PG_FUNCTION_ARGS)
 Datum
 wl_overdue(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT t FROM worklist.task t"
 		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
 		" AND t.due_at OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY t.due_at, t.id LIMIT $3",
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true
+		.generic = true, .name = "task.overdue"
 	};
 	text	   *tenant = wl_tenant_enter();
 	TimestampTz now = wl_arg_time(fcinfo, 0, "now");
@@ -1123,7 +1122,7 @@ void
 wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 {
 #define ESCALATES "t.expiry_policy" EQ "'escalate'::worklist.expiry_policy"
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET"
 		" state = CASE WHEN " ESCALATES " THEN " STATE("escalated")
 		" ELSE " STATE("expired") " END,"
@@ -1199,7 +1198,7 @@ void
 wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 					   WlSweepResult *result)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t" SET_UNCLAIM
 		" WHERE t.tenant" EQ "$1 AND t.claim_expires_at OPERATOR(pg_catalog.<=) $2"
 		" AND t.id" EQ "ANY (ARRAY("

@@ -113,7 +113,7 @@ binding_from_label(const char *label)
 static WlBinding
 lookup_binding(const char *tenant, Oid user, bool *bound)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT b.role::pg_catalog.oid, b.kind::pg_catalog.text"
 		" FROM worklist.tenant_binding b"
 		" WHERE b.tenant OPERATOR(pg_catalog.=) $1",
@@ -307,7 +307,7 @@ wl_visible_tenant_sql(PG_FUNCTION_ARGS)
 Datum
 wl_erase_tenant(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmts[] = {
+	static WlStmt stmts[] WL_KEPT = {
 		{"DELETE FROM worklist.ticket_event WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket_event"},
 		{"DELETE FROM worklist.ticket WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket"},
 		{"DELETE FROM worklist.task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.task"},

@@ -196,52 +196,71 @@ static WlEvent *
 load_events(text *tenant, const char *ticket, bool read_only, int extra,
 			int *nevents)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT e.actor, e.at, e.kind, e.value, e.reason, e.not_before,"
 		" e.watchdog, e.confirmation::pg_catalog.text"
 		" FROM worklist.ticket_event e"
 		" WHERE e.tenant OPERATOR(pg_catalog.=) $1"
 		" AND e.ticket OPERATOR(pg_catalog.=) $2",
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID}, .name = "ticket.events"
 	};
 	Datum		values[2];
+	Portal		portal;
 	uint64		n;
-	SPITupleTable *tt;
+	uint64		total = 0;
+	uint64		room = 64;
 	WlEvent    *events;
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = CStringGetTextDatum(ticket);
-	n = wl_exec(&stmt, values, NULL, read_only, 0);
-	tt = SPI_tuptable;
-	if (n > (uint64) (MaxAllocHugeSize / sizeof(WlEvent) - extra - 1))
-		elog(ERROR, "too many events for ticket \"%s\"", ticket);
-	events = palloc_extended(sizeof(WlEvent) * (n + extra + 1), MCXT_ALLOC_HUGE);
-	for (uint64 i = 0; i < n; i++)
+	events = palloc(sizeof(WlEvent) * (room + extra + 1));
+	portal = wl_cursor_open(&stmt, values, NULL, read_only);
+	while ((n = wl_cursor_fetch(portal)) > 0)
 	{
-		HeapTuple	tup = tt->vals[i];
-		TupleDesc	desc = tt->tupdesc;
-		WlEvent    *ev = &events[i];
-		bool		isnull;
-		Datum		d;
+		SPITupleTable *tt = SPI_tuptable;
 
-		memset(ev, 0, sizeof(*ev));
-		ev->actor = TextDatumGetCString(column(tup, desc, 1, &isnull));
-		ev->at = DatumGetTimestampTz(column(tup, desc, 2, &isnull));
-		ev->kind = wl_kind_parse(TextDatumGetCString(column(tup, desc, 3, &isnull)));
-		ev->value = wl_value_parse(ev->kind,
-								   TextDatumGetCString(column(tup, desc, 4, &isnull)));
-		d = column(tup, desc, 5, &isnull);
-		ev->reason = isnull ? NULL : TextDatumGetCString(d);
-		d = column(tup, desc, 6, &isnull);
-		ev->has_not_before = !isnull;
-		ev->not_before = isnull ? 0 : DatumGetTimestampTz(d);
-		d = column(tup, desc, 7, &isnull);
-		ev->watchdog = !isnull && DatumGetBool(d);
-		d = column(tup, desc, 8, &isnull);
-		ev->confirmation = isnull ? NULL : TextDatumGetCString(d);
+		if (total + n + extra + 1 > room + extra + 1)
+		{
+			while (room < total + n)
+				room *= 2;
+			if (room > (uint64) (MaxAllocHugeSize / sizeof(WlEvent)) - extra - 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("too many events for ticket \"%s\"", ticket)));
+			events = repalloc_huge(events, sizeof(WlEvent) * (room + extra + 1));
+		}
+		for (uint64 i = 0; i < n; i++)
+		{
+			HeapTuple	tup = tt->vals[i];
+			TupleDesc	desc = tt->tupdesc;
+			WlEvent    *ev = &events[total + i];
+			bool		isnull;
+			Datum		d;
+
+			memset(ev, 0, sizeof(*ev));
+			ev->actor = TextDatumGetCString(column(tup, desc, 1, &isnull));
+			ev->at = DatumGetTimestampTz(column(tup, desc, 2, &isnull));
+			ev->kind = wl_kind_parse(TextDatumGetCString(column(tup, desc, 3, &isnull)));
+			ev->value = wl_value_parse(ev->kind,
+									   TextDatumGetCString(column(tup, desc, 4, &isnull)));
+			d = column(tup, desc, 5, &isnull);
+			ev->reason = isnull ? NULL : TextDatumGetCString(d);
+			d = column(tup, desc, 6, &isnull);
+			ev->has_not_before = !isnull;
+			ev->not_before = isnull ? 0 : DatumGetTimestampTz(d);
+			d = column(tup, desc, 7, &isnull);
+			ev->watchdog = !isnull && DatumGetBool(d);
+			d = column(tup, desc, 8, &isnull);
+			ev->confirmation = isnull ? NULL : TextDatumGetCString(d);
+		}
+		total += n;
 	}
-	SPI_freetuptable(tt);
-	*nevents = (int) n;
+	wl_cursor_close(portal);
+	if (total > (uint64) INT_MAX - extra - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many events for ticket \"%s\"", ticket)));
+	*nevents = (int) total;
 	return events;
 }
 
@@ -273,7 +292,7 @@ event_value_text(const WlEvent *ev)
 static void
 append_event(text *tenant, TicketRow *row, const WlEvent *ev, WlFold *fold)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"WITH appended AS ("
 		" INSERT INTO worklist.ticket_event"
 		" (tenant, ticket, seq, actor, at, kind, value, reason, not_before,"
@@ -287,7 +306,7 @@ append_event(text *tenant, TicketRow *row, const WlEvent *ev, WlFold *fold)
 		" WHERE " TICKET_KEY,
 		16, {TEXTOID, TEXTOID, INT8OID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
 			TEXTOID, TEXTOID, TIMESTAMPTZOID, BOOLOID, TEXTOID, TEXTOID,
-			TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, BYTEAOID}
+			TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, BYTEAOID}, .name = "ticket.append"
 	};
 	Datum		values[16];
 	char		nulls[16];
@@ -336,10 +355,10 @@ append_event(text *tenant, TicketRow *row, const WlEvent *ev, WlFold *fold)
 static void
 lock_ticket(text *tenant, text *ticket, TicketRow *row)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT " TICKET_COLS " FROM worklist.ticket t WHERE " TICKET_KEY
 		" FOR NO KEY UPDATE",
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID}, .name = "ticket.lock"
 	};
 	Datum		values[2];
 
@@ -410,7 +429,7 @@ append_verb(FunctionCallInfo fcinfo, text *tenant, text *ticket, WlEvent *ev)
 Datum
 wl_open_ticket(PG_FUNCTION_ARGS)
 {
-	static WlStmt insert_stmt = {
+	static WlStmt insert_stmt WL_KEPT = {
 		"INSERT INTO worklist.ticket AS t"
 		" (tenant, id, requester, title, body, authorities, open_deadline,"
 		" confirm_window, ladder, state, deadline, overdue_from, next_check)"
@@ -419,11 +438,11 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 		" ON CONFLICT (tenant, id) DO NOTHING",
 		13, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTARRAYOID,
 			TIMESTAMPTZOID, INTERVALOID, INTERVALARRAYOID, TEXTOID,
-		TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+		TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID}, .name = "ticket.open.insert"
 	};
-	static WlStmt read_stmt = {
+	static WlStmt read_stmt WL_KEPT = {
 		"SELECT " TICKET_COLS " FROM worklist.ticket t WHERE " TICKET_KEY,
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID}, .name = "ticket.open.existing"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "requester")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
@@ -566,9 +585,9 @@ wl_close_ticket(PG_FUNCTION_ARGS)
 Datum
 wl_ticket_state(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT " TICKET_COLS " FROM worklist.ticket t WHERE " TICKET_KEY,
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID}, .name = "ticket.state"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *ticket = wl_arg_ident(fcinfo, 0, "ticket");
@@ -611,13 +630,13 @@ wl_ticket_state(PG_FUNCTION_ARGS)
 Datum
 wl_ticket_history(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT e FROM worklist.ticket t"
 		" LEFT JOIN worklist.ticket_event e"
 		" ON e.tenant OPERATOR(pg_catalog.=) t.tenant"
 		" AND e.ticket OPERATOR(pg_catalog.=) t.id"
 		" WHERE " TICKET_KEY " ORDER BY e.seq",
-		2, {TEXTOID, TEXTOID}
+		2, {TEXTOID, TEXTOID}, .name = "ticket.history"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *ticket = wl_arg_ident(fcinfo, 0, "ticket");
@@ -628,9 +647,9 @@ wl_ticket_history(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(ticket);
 	wl_spi_begin(&spi);
-	if (wl_exec(&stmt, values, NULL, true, 0) == 0)
+	/* the LEFT JOIN yields a row (NULL when no event) if the ticket exists */
+	if (wl_exec_to_srf(&stmt, values, NULL, fcinfo) == 0)
 		wl_error_not_found("ticket", text_to_cstring(ticket));
-	wl_result_to_srf(fcinfo);
 	wl_spi_end(&spi);
 	return (Datum) 0;
 }
@@ -645,12 +664,12 @@ wl_ticket_history(PG_FUNCTION_ARGS)
 Datum
 wl_overdue_tickets(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT " TICKET_COLS " FROM worklist.ticket t"
 		" WHERE t.tenant OPERATOR(pg_catalog.=) $1"
 		" AND t.overdue_from OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY t.overdue_from, t.id LIMIT $3",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID}
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID}, .name = "ticket.overdue"
 	};
 	text	   *tenant = wl_tenant_enter();
 	TimestampTz now = wl_arg_time(fcinfo, 0, "now");
@@ -706,17 +725,17 @@ wl_overdue_tickets(PG_FUNCTION_ARGS)
 void
 wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 {
-	static WlStmt due_stmt = {
+	static WlStmt due_stmt WL_KEPT = {
 		"SELECT " TICKET_COLS " FROM worklist.ticket t"
 		" WHERE t.tenant OPERATOR(pg_catalog.=) $1"
 		" AND t.next_check OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY t.next_check, t.id LIMIT $3"
 		" FOR NO KEY UPDATE SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID}
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID}, .name = "ticket.watchdog.due"
 	};
-	static WlStmt recheck_stmt = {
+	static WlStmt recheck_stmt WL_KEPT = {
 		"UPDATE worklist.ticket t SET next_check = $3 WHERE " TICKET_KEY,
-		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
+		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}, .name = "ticket.watchdog.recheck"
 	};
 	char	   *tenant_cstr = text_to_cstring(tenant);
 	Datum		values[3];

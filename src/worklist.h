@@ -234,6 +234,18 @@ typedef struct WlStmt
 	const char *name;
 } WlStmt;
 
+/*
+ * Every kept statement is declared with WL_KEPT, which places it in one
+ * section of the library, so that worklist.kept_statements() can list all
+ * of them (and test their plans) without running any verb.
+ */
+#if defined(__GNUC__) && defined(__ELF__)
+#define WL_KEPT __attribute__((used, section("wl_kept_statements"), aligned(8)))
+#define WL_HAVE_KEPT_SECTION 1
+#else
+#define WL_KEPT
+#endif
+
 typedef struct WlSpi
 {
 	Oid			save_userid;
@@ -272,6 +284,25 @@ extern char *wl_result_cstring(uint64 row, int col);
  * function's declared row type.  Call InitMaterializedSRF first.
  */
 extern void wl_result_to_srf(FunctionCallInfo fcinfo);
+/*
+ * For reads whose size has no bound (a ticket's log, a run's checkpoints,
+ * a case's tasks): a read-only cursor over a kept statement, fetched
+ * WL_FETCH_BATCH rows at a time (each fetch checks for interrupts and
+ * frees the batch before it; the rows are in SPI_tuptable).  read_only
+ * as for wl_exec: false reads with a new snapshot, true with the caller's.
+ */
+#define WL_FETCH_BATCH 1000
+extern Portal wl_cursor_open(WlStmt *stmt, Datum *values, const char *nulls,
+							 bool read_only);
+extern uint64 wl_cursor_fetch(Portal portal);
+extern void wl_cursor_close(Portal portal);
+/*
+ * Run a kept read-only statement through such a cursor, appending column 1
+ * (a whole-row value of the function's row type) of every row to the
+ * set-returning function's tuplestore; returns how many rows it read.
+ */
+extern uint64 wl_exec_to_srf(WlStmt *stmt, Datum *values, const char *nulls,
+							 FunctionCallInfo fcinfo);
 /* The OID of the role that owns the extension's objects. */
 extern Oid	wl_owner(void);
 

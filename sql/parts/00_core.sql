@@ -153,3 +153,16 @@ CREATE FUNCTION worklist.erase_tenant() RETURNS bigint
 	LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION worklist.erase_tenant() IS
 	'Delete every row of the current tenant; returns how many rows were removed';
+
+-- Every statement the verbs keep, and whether its plan would be compiled
+-- by JIT (never: they are planned with jit off).  For the owner: a
+-- regression test prints them, so that a change to the C that builds them
+-- shows as SQL.
+CREATE FUNCTION worklist.kept_statements(
+	OUT name text, OUT sql text, OUT jit boolean, OUT cost double precision)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'wl_kept_statements'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.kept_statements() IS
+	'The statements the verbs run, by name, with whether their plans would be compiled by JIT, and their estimated cost';
+REVOKE EXECUTE ON FUNCTION worklist.kept_statements() FROM PUBLIC;

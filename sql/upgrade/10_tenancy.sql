@@ -132,3 +132,12 @@ COMMENT ON VIEW worklist.bindings IS
 	'Tenant bindings of the tenants the current role administers';
 
 GRANT SELECT ON worklist.bindings TO PUBLIC;
+
+CREATE FUNCTION worklist.kept_statements(
+	OUT name text, OUT sql text, OUT jit boolean, OUT cost double precision)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'wl_kept_statements'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.kept_statements() IS
+	'The statements the verbs run, by name, with whether their plans would be compiled by JIT, and their estimated cost';
+REVOKE EXECUTE ON FUNCTION worklist.kept_statements() FROM PUBLIC;
