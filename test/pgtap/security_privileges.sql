@@ -179,7 +179,7 @@ SELECT is(ARRAY(SELECT p.proname::text FROM pg_proc p
                    AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
                    AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
                  ORDER BY 1),
-	ARRAY['erase_tenant', 'set_state', 'start_sweeper',
+	ARRAY['erase_tenant', 'kept_statements', 'set_state', 'start_sweeper',
 	      'sweeper_status', 'take_over'],
 	'PUBLIC may execute every verb but the operator verbs (and the sweeper status, for pg_monitor)');
 
