@@ -22,6 +22,8 @@ OBJS = \
 	src/task.o \
 	src/ticket.o \
 	src/fold.o \
+	src/fold_store.o \
+	src/fold_sql.o \
 	src/run.o \
 	src/runlist.o \
 	src/sweep.o \
