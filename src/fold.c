@@ -610,10 +610,11 @@ wl_fold_judge(const WlFoldState *st, const WlTicketDef *def, WlFold *f)
 
 		if (s->value == WL_PART_ABANDONED)
 		{
-			f->abandoned = lappend(f->abandoned, (char *) a->name);
-			f->abandoned = lappend(f->abandoned,
-								   reason_missing(s->reason) ? WL_MISSING_REASON
-								   : (char *) s->reason);
+			WlAbandoned *ab = palloc(sizeof(WlAbandoned));
+
+			ab->actor = a->name;
+			ab->reason = reason_missing(s->reason) ? WL_MISSING_REASON : s->reason;
+			f->abandoned = lappend(f->abandoned, ab);
 			continue;
 		}
 

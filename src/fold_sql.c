@@ -145,6 +145,7 @@ wl_fold_values(const WlFold *f, const char *ticket, TimestampTz now,
 			TupleDesc desc, Datum *values, bool *nulls)
 {
 	StringInfoData buf;
+	ListCell   *lc;
 
 	if (desc->natts != FOLD__NCOLS)
 		elog(ERROR, "worklist.ticket_fold has %d columns, expected %d",
@@ -159,16 +160,18 @@ wl_fold_values(const WlFold *f, const char *ticket, TimestampTz now,
 	values[FOLD_LIVE_ACTORS] = text_array(f->live);
 	values[FOLD_BLOCKED_ACTORS] = text_array(f->blocked);
 
-	/* actor -> reason, from the pairs wl_fold_judge() listed */
+	/* actor -> reason */
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
-	for (int i = 0; i + 1 < list_length(f->abandoned); i += 2)
+	foreach(lc, f->abandoned)
 	{
-		if (i > 0)
+		const WlAbandoned *ab = (const WlAbandoned *) lfirst(lc);
+
+		if (lc != list_head(f->abandoned))
 			appendStringInfoString(&buf, ", ");
-		escape_json(&buf, (char *) list_nth(f->abandoned, i));
+		escape_json(&buf, ab->actor);
 		appendStringInfoString(&buf, ": ");
-		escape_json(&buf, (char *) list_nth(f->abandoned, i + 1));
+		escape_json(&buf, ab->reason);
 	}
 	appendStringInfoChar(&buf, '}');
 	values[FOLD_ABANDONED] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));

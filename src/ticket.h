@@ -155,6 +155,13 @@ typedef struct WlFoldState
 	int			escalation_rung;
 } WlFoldState;
 
+/* An actor whose participation is abandoned, with its reason (rule 2). */
+typedef struct WlAbandoned
+{
+	const char *actor;
+	const char *reason;			/* WL_MISSING_REASON when it gave none */
+} WlAbandoned;
+
 /* The fold of one ticket: the contract's ticket_fold, and more. */
 typedef struct WlFold
 {
@@ -164,7 +171,7 @@ typedef struct WlFold
 	int			rung;			/* escalation_rung */
 	List	   *live;			/* of char *, code-point order */
 	List	   *blocked;
-	List	   *abandoned;		/* of char *: actor, reason, actor, ... */
+	List	   *abandoned;		/* of WlAbandoned *, in actor order */
 	List	   *unauthorized;
 	List	   *interrupted;
 	List	   *delivered;		/* live actors whose current is delivered */
