@@ -51,7 +51,7 @@ DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 REGRESS_CORE   = core_tenancy core_trust core_security core_plans
 REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
-	ticket_scenarios
+	ticket_scenarios ticket_corrupt
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
 REGRESS_SWEEP  = sweep_stats
 REGRESS_HOSTILE = hostile_battery hostile_copy

@@ -169,11 +169,12 @@ load_ticket(HeapTuple tup, TupleDesc desc, TicketRow *row, bool with_state)
 							  TextDatumGetCString(v[0]),
 							  TextDatumGetCString(v[1]),
 							  v[2], n[2], v[3], n[3], v[4], n[4], v[5], n[5]);
+	row->last_seq = DatumGetInt64(v[7]);
 	if (with_state)
-		wl_fold_deserialize(&row->st, n[6] ? NULL : DatumGetByteaPP(v[6]));
+		wl_fold_deserialize(&row->st, &row->def,
+							n[6] ? NULL : DatumGetByteaPP(v[6]), row->last_seq);
 	else
 		wl_fold_init(&row->st);
-	row->last_seq = DatumGetInt64(v[7]);
 }
 
 /* wl_exec for a statement that updates worklist.ticket rows. */

@@ -231,7 +231,8 @@ extern int	wl_value_parse(WlEventKind kind, const char *value);
 
 /* fold_store.c: the state as stored on the ticket row (fold_state bytea) */
 extern bytea *wl_fold_serialize(const WlFoldState *st);
-extern void wl_fold_deserialize(WlFoldState *st, bytea *data);
+extern void wl_fold_deserialize(WlFoldState *st, const WlTicketDef *def,
+								bytea *data, int64 nevents);
 
 /* fold_sql.c: ticket definitions and ticket_fold values */
 #define WL_FOLD_NCOLS 14		/* columns of worklist.ticket_fold */
