@@ -22,6 +22,8 @@ OBJS = \
 	src/task.o \
 	src/ticket.o \
 	src/fold.o \
+	src/fold_store.o \
+	src/fold_sql.o \
 	src/run.o \
 	src/runlist.o \
 	src/sweep.o \
@@ -51,7 +53,7 @@ REGRESS_CORE   = core_tenancy core_trust core_security core_plans core_statement
 REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_lifecycle \
 	task_queue_hint
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
-	ticket_scenarios
+	ticket_scenarios ticket_corrupt
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
 REGRESS_SWEEP  = sweep_stats sweep_retention
 REGRESS_HOSTILE = hostile_battery hostile_copy

@@ -152,9 +152,13 @@ column(HeapTuple tup, TupleDesc desc, int col, bool *isnull)
 	return SPI_getbinval(tup, desc, col, isnull);
 }
 
-/* A TicketRow from a row selected with TICKET_COLS. */
+/*
+ * A TicketRow from a row selected with TICKET_COLS.  The stored fold state
+ * is read only when with_state: a reader that folds the log afresh does
+ * not depend on it.
+ */
 static void
-load_ticket(HeapTuple tup, TupleDesc desc, TicketRow *row)
+load_ticket(HeapTuple tup, TupleDesc desc, TicketRow *row, bool with_state)
 {
 	bool		n[8];
 	Datum		v[8];
@@ -165,8 +169,12 @@ load_ticket(HeapTuple tup, TupleDesc desc, TicketRow *row)
 							  TextDatumGetCString(v[0]),
 							  TextDatumGetCString(v[1]),
 							  v[2], n[2], v[3], n[3], v[4], n[4], v[5], n[5]);
-	wl_fold_deserialize(&row->st, n[6] ? NULL : DatumGetByteaPP(v[6]));
 	row->last_seq = DatumGetInt64(v[7]);
+	if (with_state)
+		wl_fold_deserialize(&row->st, &row->def,
+							n[6] ? NULL : DatumGetByteaPP(v[6]), row->last_seq);
+	else
+		wl_fold_init(&row->st);
 }
 
 /* wl_exec for a statement that updates worklist.ticket rows. */
@@ -366,7 +374,7 @@ lock_ticket(text *tenant, text *ticket, TicketRow *row)
 	values[1] = PointerGetDatum(ticket);
 	if (wl_exec(&stmt, values, NULL, false, 0) == 0)
 		wl_error_not_found("ticket", text_to_cstring(ticket));
-	load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, row);
+	load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, row, true);
 }
 
 /* The fold a writing verb returns: judged at the transaction's now(). */
@@ -516,7 +524,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 
 		if (wl_exec(&read_stmt, values, NULL, false, 0) != 1)
 			elog(ERROR, "ticket \"%s\" neither inserted nor found", def.id);
-		load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &row);
+		load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &row, true);
 		wl_fold_judge(&row.st, &row.def, &fold);
 	}
 	result = result_fold(fcinfo, outer, &fold, def.id);
@@ -611,7 +619,7 @@ wl_ticket_state(PG_FUNCTION_ARGS)
 	wl_spi_begin(&spi);
 	if (wl_exec(&stmt, values, NULL, true, 0) == 0)
 		wl_error_not_found("ticket", text_to_cstring(ticket));
-	load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &row);
+	load_ticket(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &row, false);
 	events = load_events(tenant, row.def.id, true, 0, &nevents);
 	wl_fold_events(&row.st, &row.def, events, nevents);
 	wl_fold_judge(&row.st, &row.def, &fold);
@@ -698,7 +706,7 @@ wl_overdue_tickets(PG_FUNCTION_ARGS)
 		Datum		v[WL_FOLD_NCOLS];
 		bool		nulls[WL_FOLD_NCOLS];
 
-		load_ticket(tt->vals[i], tt->tupdesc, &row);
+		load_ticket(tt->vals[i], tt->tupdesc, &row, true);
 		wl_fold_judge(&row.st, &row.def, &fold);
 		wl_fold_values(&fold, row.def.id, now, rsinfo->setDesc, v, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
@@ -762,7 +770,7 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 		WlEvent		ev;
 
 		CHECK_FOR_INTERRUPTS();
-		load_ticket(tt->vals[i], tt->tupdesc, &row);
+		load_ticket(tt->vals[i], tt->tupdesc, &row, true);
 		wl_fold_judge(&row.st, &row.def, &fold);
 
 		memset(&ev, 0, sizeof(ev));

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * ticket.h
- *	  The ticket fold (fold.c) as the ticket verbs (ticket.c) use it.
+ *	  The ticket fold as the ticket verbs (ticket.c) use it: its rules
+ *	  (fold.c), its stored form (fold_store.c) and its SQL face
+ *	  (fold_sql.c).
  *
  * A ticket's state is folded from its append-only event log (CONTRACT
  * section 2).  The fold is split in two steps so that one routine serves
@@ -153,6 +155,13 @@ typedef struct WlFoldState
 	int			escalation_rung;
 } WlFoldState;
 
+/* An actor whose participation is abandoned, with its reason (rule 2). */
+typedef struct WlAbandoned
+{
+	const char *actor;
+	const char *reason;			/* WL_MISSING_REASON when it gave none */
+} WlAbandoned;
+
 /* The fold of one ticket: the contract's ticket_fold, and more. */
 typedef struct WlFold
 {
@@ -162,7 +171,7 @@ typedef struct WlFold
 	int			rung;			/* escalation_rung */
 	List	   *live;			/* of char *, code-point order */
 	List	   *blocked;
-	List	   *abandoned;		/* of char *: actor, reason, actor, ... */
+	List	   *abandoned;		/* of WlAbandoned *, in actor order */
 	List	   *unauthorized;
 	List	   *interrupted;
 	List	   *delivered;		/* live actors whose current is delivered */
@@ -196,7 +205,7 @@ typedef enum WlWatchdogAction
 	WL_WATCHDOG_ESCALATE
 } WlWatchdogAction;
 
-/* fold.c: the fold */
+/* fold.c: the fold rules */
 extern void wl_fold_init(WlFoldState *st);
 extern bool wl_fold_add(WlFoldState *st, const WlTicketDef *def,
 						const WlEvent *ev);
@@ -208,6 +217,9 @@ extern bool wl_fold_overdue(const WlFold *fold, TimestampTz now);
 extern WlWatchdogAction wl_fold_watchdog_action(const WlFold *fold,
 												TimestampTz now);
 extern bool wl_is_authority(const WlTicketDef *def, const char *actor);
+extern TimestampTz wl_time_add(TimestampTz t, const Interval *span);
+extern char *wl_implicit_confirmation(const WlFold *fold,
+									  const WlTicketDef *def);
 
 /* fold.c: names and values */
 extern const char *wl_status_name(WlStatus status);
@@ -216,26 +228,24 @@ extern const char *wl_outcome_name(WlOutcome outcome);
 extern const char *wl_kind_name(WlEventKind kind);
 extern WlEventKind wl_kind_parse(const char *kind);
 extern int	wl_value_parse(WlEventKind kind, const char *value);
-extern char *wl_implicit_confirmation(const WlFold *fold,
-									  const WlTicketDef *def);
 
-/* fold.c: the state as stored on the ticket row (fold_state bytea) */
+/* fold_store.c: the state as stored on the ticket row (fold_state bytea) */
 extern bytea *wl_fold_serialize(const WlFoldState *st);
-extern void wl_fold_deserialize(WlFoldState *st, bytea *data);
+extern void wl_fold_deserialize(WlFoldState *st, const WlTicketDef *def,
+								bytea *data, int64 nevents);
 
-/* fold.c: SQL values */
+/* fold_sql.c: ticket definitions and ticket_fold values */
 #define WL_FOLD_NCOLS 14		/* columns of worklist.ticket_fold */
-extern void wl_fold_values(const WlFold *fold, const char *ticket,
-						   TimestampTz now, TupleDesc desc,
-						   Datum *values, bool *nulls);
 extern void wl_ticket_def_from_datums(WlTicketDef *def, const char *id,
 									  const char *requester,
 									  Datum authorities, bool authorities_null,
 									  Datum open_deadline, bool open_deadline_null,
 									  Datum confirm_window, bool confirm_window_null,
 									  Datum ladder, bool ladder_null);
+extern void wl_fold_values(const WlFold *fold, const char *ticket,
+						   TimestampTz now, TupleDesc desc,
+						   Datum *values, bool *nulls);
 extern Datum wl_fold_datum(const WlFold *fold, const char *ticket,
 						   TimestampTz now, TupleDesc desc);
-extern TimestampTz wl_time_add(TimestampTz t, const Interval *span);
 
 #endif							/* WORKLIST_TICKET_H */

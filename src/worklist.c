@@ -9,7 +9,8 @@
  *	  spi.c			prepared statements run as the extension owner
  *	  task.c		tasks (CONTRACT section 1)
  *	  ticket.c		tickets: the append-only log and its verbs (section 2)
- *	  fold.c		the ticket fold (section 2, rules 1-7)
+ *	  fold.c		the ticket fold (section 2, rules 1-7); fold_store.c
+ *					its stored form; fold_sql.c  its SQL face
  *	  run.c			checkpoints, leases and fences (section 3)
  *	  runlist.c		list_durable_runs and its cursor (section 3)
  *	  sweep.c		the sweep verb; sweeper.c  the background worker (4)

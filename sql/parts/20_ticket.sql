@@ -28,7 +28,7 @@ CREATE TABLE worklist.ticket (
 	overdue_from		timestamptz,	-- live: deadline, or -infinity if none
 	next_check			timestamptz,	-- when the watchdog next has work
 	last_seq			bigint NOT NULL DEFAULT 0,
-	fold_state			bytea,			-- src/fold.c; NULL: no events yet
+	fold_state			bytea,			-- src/fold_store.c; NULL: no events yet
 	tenant				text NOT NULL,
 	last_event_at		timestamptz,	-- the latest `at` of any event
 	PRIMARY KEY (tenant, id)
