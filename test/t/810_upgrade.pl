@@ -1,7 +1,10 @@
-# The upgrade path: install the first released version (0.1), fill it with
-# data through its verbs, ALTER EXTENSION worklist UPDATE, and check that
-# the data and the verbs are intact and that the upgraded schema is exactly
-# what a fresh install of the current version creates.
+# The upgrade path.  The first released version (0.1), installed and
+# walked up the chain to the current version, is exactly what a fresh
+# install creates.  A real 0.2 database -- the data its own verbs wrote
+# (test/t/data/worklist-0.2-data.sql) -- updated in place keeps every row
+# and every fence, its bindings become service bindings (what they meant
+# in 0.2), its unbound tenants stay reachable only through
+# worklist.open_tenants, and the verbs work on it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -92,40 +95,42 @@ $node->safe_psql('fresh', 'CREATE EXTENSION worklist');
 my $current = $node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'worklist'});
 my $fresh = $node->safe_psql('fresh', $inventory);
 
-# The first release, filled through its own verbs.
-$node->safe_psql('postgres', 'CREATE DATABASE old');
-$node->safe_psql('old', q{CREATE EXTENSION worklist VERSION '0.1'});
-is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'worklist'}),
+# The chain from the first release.
+$node->safe_psql('postgres', 'CREATE DATABASE chain');
+$node->safe_psql('chain', q{CREATE EXTENSION worklist VERSION '0.1'});
+is($node->safe_psql('chain', q{SELECT extversion FROM pg_extension WHERE extname = 'worklist'}),
 	'0.1', 'version 0.1 installs');
-$node->safe_psql('old', q{
+$node->safe_psql('chain', 'ALTER EXTENSION worklist UPDATE');
+is($node->safe_psql('chain', q{SELECT extversion FROM pg_extension WHERE extname = 'worklist'}),
+	$current, "0.1 walks up to the current version ($current)");
+is($node->safe_psql('chain', $inventory), $fresh,
+	'0.1 updated is exactly a fresh install of the current version');
+
+# A 0.2 database with the data 0.2's verbs wrote.
+$node->safe_psql('postgres', q{
 	CREATE ROLE upgrade_team;
-	SET worklist.tenant = 'up';
-	SELECT worklist.grant_tenant('up', 'upgrade_team');
-	SELECT worklist.open_task('t1', 'c1', '{r}', payload => '{"n": 1}');
-	SELECT worklist.open_task('t2', 'c1', '{r}', due_at => now() - interval '1 minute');
-	SELECT worklist.open_task('t3', 'c2', '{r}', expiry_policy => 'escalate', escalation_roles => '{lead}');
-	SELECT worklist.claim('t1', 'ann', '{r}');
-	SELECT worklist.complete('t1', 'ann', '{"ok": true}');
-	SELECT worklist.sweep();
-	SELECT worklist.escalate('t3');
-	SELECT worklist.open_ticket('k1', 'req', 'a ticket', authorities => '{lead}');
-	SELECT worklist.report('k1', 'agent', 'working', at => '2030-01-01 10:00');
-	SELECT worklist.report('k1', 'other', 'abandoned', reason => 'busy', at => '2030-01-01 10:05');
-	SELECT worklist.claim_run('p', 's', 'r', 'w1', '1 hour');
-	SELECT worklist.write_checkpoint('p', 's', 'r', 'c1', '{"step": 1}',
-		fence => (SELECT fence FROM worklist.run_claim WHERE run = 'r'),
-		run_created_at => '2030-01-01');
+	CREATE ROLE upgrade_lead;
+	CREATE ROLE upgrade_member LOGIN IN ROLE upgrade_team;
+	CREATE ROLE upgrade_stranger LOGIN;
+	CREATE DATABASE old;
 });
+$node->safe_psql('old', q{CREATE EXTENSION worklist VERSION '0.2'});
+$node->command_ok(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('old'),
+	'-f', 'test/t/data/worklist-0.2-data.sql'], 'the 0.2 data restores into a 0.2 install');
 my $snapshot = q{
-	SELECT (SELECT string_agg(id || ':' || state || ':' || coalesce(decided_by, '-') || ':' || coalesce(decision::text, '-'), ','
-	                          ORDER BY id) FROM worklist.task)
+	SELECT (SELECT string_agg(tenant || '/' || id || ':' || state || ':' || coalesce(holder, '-') || ':'
+	                          || coalesce(decided_by, '-') || ':' || coalesce(decision::text, '-'), ','
+	                          ORDER BY tenant, id) FROM worklist.task)
 	    || ' | ' || (SELECT string_agg(ticket || ':' || seq || ':' || actor || ':' || value, ',' ORDER BY ticket, seq)
 	                  FROM worklist.ticket_event)
-	    || ' | ' || (SELECT string_agg(checkpoint_id || ':' || body::text, ',') FROM worklist.run_checkpoint)
+	    || ' | ' || (SELECT string_agg(id || ':' || state || ':' || encode(fold_state, 'hex'), ',' ORDER BY id)
+	                  FROM worklist.ticket)
+	    || ' | ' || (SELECT string_agg(run || '/' || checkpoint_id || ':' || body::text, ',' ORDER BY run, checkpoint_id)
+	                  FROM worklist.run_checkpoint)
 	    || ' | ' || (SELECT string_agg(holder || ':' || fence, ',') FROM worklist.run_claim)
-	    || ' | ' || (SELECT string_agg(tenant || ':' || role::text, ',') FROM worklist.tenant_binding)};
+	    || ' | ' || (SELECT string_agg(tenant || ':' || role::text, ',' ORDER BY role::text) FROM worklist.tenant_binding)};
 my $before = $node->safe_psql('old', $snapshot);
-my $fence_before = $node->safe_psql('old', q{SELECT max(fence) FROM worklist.run_claim});
+my $fence_before = $node->safe_psql('old', q{SELECT last_value FROM worklist.fence_seq});
 
 $node->safe_psql('old', 'ALTER EXTENSION worklist UPDATE');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'worklist'}),
@@ -133,24 +138,60 @@ is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname =
 is($node->safe_psql('old', $snapshot), $before, 'every row survived the upgrade');
 is($node->safe_psql('old', $inventory), $fresh,
 	'the upgraded schema is exactly a fresh install of the current version');
+is($node->safe_psql('old', q{SELECT string_agg(tenant || ':' || role::text || ':' || kind, ',' ORDER BY role::text)
+                                FROM worklist.tenant_binding}),
+	'up:upgrade_lead:service,up:upgrade_team:service', 'every 0.2 binding is a service binding');
+is($node->safe_psql('old', q{SELECT string_agg(id || ':' || coalesce(last_event_at::text, '-'), ',' ORDER BY id)
+                                FROM worklist.ticket}),
+	'k1:2030-01-01 13:00:00+00,k2:2030-01-01 11:00:00+00', 'tickets know the instant of their latest event');
 
-# The verbs work on the upgraded data.
+# Members of a bound role act as service: another actor, another clock.
+my ($rc, $out, $err) = $node->psql('old', q{
+	SET worklist.tenant = 'up';
+	SELECT holder FROM worklist.claim('t4', 'somebody', '{r}');
+	SELECT holder FROM worklist.claim_run('p', 's', 'member', 'agent-9', '1 hour', now() + interval '1 day');
+}, extra_params => ['-U', 'upgrade_member']);
+is("$rc|$out", "0|somebody\nagent-9", 'a member of a 0.2 binding acts as service') or diag($err);
+# An unbound tenant is closed, unless the operator opens unbound tenants.
+($rc, $out, $err) = $node->psql('old', q{SET worklist.tenant = 'open'; SELECT id FROM worklist.task('o1')},
+	extra_params => ['-U', 'upgrade_stranger']);
+like($err, qr/permission denied for tenant "open"/, 'an unbound 0.2 tenant is closed after the upgrade');
+$node->append_conf('postgresql.conf', 'worklist.open_tenants = on');
+$node->reload;
+($rc, $out, $err) = $node->psql('old', q{SET worklist.tenant = 'open'; SELECT id FROM worklist.task('o1')},
+	extra_params => ['-U', 'upgrade_stranger']);
+is($out, 'o1', 'and open again with worklist.open_tenants = on') or diag($err);
+
+# The verbs work on the upgraded data: old fold states, old leases.
 is($node->safe_psql('old', q{
 	SET worklist.tenant = 'up';
-	SELECT state || ':' || live_actors::text FROM worklist.ticket_state('k1', '2030-01-01 11:00')}),
-	'working:{agent}', 'the fold of an old log');
+	SELECT state || ':' || live_actors::text || ':' || escalation_rung FROM worklist.ticket_state('k1', '2030-01-01 13:30')}),
+	'working:{agent}:1', 'the fold of an old log');
+is($node->safe_psql('old', q{
+	SET worklist.tenant = 'up';
+	SELECT state || ':' || live_actors::text FROM worklist.report('k1', 'agent', 'blocked', at => '2030-01-01 14:00')}),
+	'blocked:{agent}', 'an old stored fold state takes a new event');
 is($node->safe_psql('old', q{
 	SET worklist.tenant = 'up';
 	SELECT holder FROM worklist.claim('t3', 'boss', '{lead}')}),
 	'boss', 'an escalated task claimed by its widened audience');
+is($node->safe_psql('old', q{
+	SET worklist.tenant = 'up';
+	SELECT worklist.complete('t5', 'bob', '{"ok": true}')}),
+	't', 'an old claim completed');
 cmp_ok($node->safe_psql('old', q{
 	SET worklist.tenant = 'up';
-	SELECT fence FROM worklist.claim_run('p', 's', 'r', 'w2', '1 hour', now() + interval '2 hours')}),
+	SELECT fence FROM worklist.claim_run('p', 's', 'r', 'w2', '1 hour', '2031-01-01')}),
 	'>', $fence_before, 'a reclaim after the upgrade mints a higher fence');
 is($node->safe_psql('old', q{
 	SET worklist.tenant = 'up';
 	SELECT count(*) FROM worklist.list_durable_runs('p') p, unnest(p.entries)}),
-	'1', 'the run is listed');
+	'2', 'the runs are listed');
+$node->safe_psql('old', q{SET worklist.tenant = 'up'; SELECT worklist.set_retention(tasks => '1 day')});
+is($node->safe_psql('old', q{
+	SET worklist.tenant = 'up';
+	SELECT purged FROM worklist.sweep(now() + interval '10 years')}),
+	'3', 'retention purges the settled tasks, old ones included');
 
 $node->stop;
 done_testing();
