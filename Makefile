@@ -79,6 +79,7 @@ EXTRA_CLEAN = $(DATA_built) output_iso tmp_check results regression.diffs regres
 
 # -Wextra minus the warnings PostgreSQL's own headers trip; ./run adds -Werror.
 WERROR ?=
+PG_CPPFLAGS += -DWL_EXTVERSION=\"$(EXTVERSION)\"
 PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers $(WERROR) $(WL_CFLAGS)
 

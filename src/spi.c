@@ -72,6 +72,9 @@
  * Cached, keyed on the schema's OID, and dropped when any schema changes:
  * a DROP and CREATE EXTENSION makes a new schema, and REASSIGN OWNED, the
  * only way the extension's owner changes, changes the schema's owner too.
+ * The installed version must be this library's (ALTER EXTENSION UPDATE
+ * brings the schema along); an older schema is refused with a hint rather
+ * than failing on a missing column.
  */
 static Oid	owner_cache = InvalidOid;
 static Oid	owner_cache_nsp = InvalidOid;
@@ -92,6 +95,7 @@ wl_owner(void)
 	SysScanDesc scan;
 	HeapTuple	tup;
 	Oid			owner = InvalidOid;
+	char	   *installed = NULL;
 
 	if (!owner_callback_registered)
 	{
@@ -107,7 +111,15 @@ wl_owner(void)
 	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		version = heap_getattr(tup, Anum_pg_extension_extversion,
+										   RelationGetDescr(rel), &isnull);
+
 		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+		if (!isnull)
+			installed = TextDatumGetCString(version);
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 
@@ -115,6 +127,13 @@ wl_owner(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"worklist\" is not installed in this database")));
+	/* the library serves its own version's schema only */
+	if (installed == NULL || strcmp(installed, WL_EXTVERSION) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"worklist\" is at version %s, but its library is version %s",
+						installed ? installed : "?", WL_EXTVERSION),
+				 errhint("Run ALTER EXTENSION worklist UPDATE in this database.")));
 	owner_cache = owner;
 	owner_cache_nsp = nsp;
 	return owner;

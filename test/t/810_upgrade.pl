@@ -129,6 +129,9 @@ my $snapshot = q{
 	                  FROM worklist.run_checkpoint)
 	    || ' | ' || (SELECT string_agg(holder || ':' || fence, ',') FROM worklist.run_claim)
 	    || ' | ' || (SELECT string_agg(tenant || ':' || role::text, ',' ORDER BY role::text) FROM worklist.tenant_binding)};
+my ($rc0, $out0, $err0) = $node->psql('old', q{SET worklist.tenant = 'up'; SELECT worklist.open_count()});
+like($err0, qr/extension "worklist" is at version 0\.2, but its library is version $current/,
+	'before the update, the verbs ask for it instead of failing on the old schema');
 my $before = $node->safe_psql('old', $snapshot);
 my $fence_before = $node->safe_psql('old', q{SELECT last_value FROM worklist.fence_seq});
 
