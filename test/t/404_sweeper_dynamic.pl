@@ -15,7 +15,7 @@ $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION worklist');
 
 is($node->safe_psql('app', q{SELECT worklist.stats()->'counters'}),
-	'{"claims": null, "take_overs": null, "lease_reclaims": null, "claim_conflicts": null, "stale_fence_refusals": null}',
+	'{"claims": null, "take_overs": null, "claim_timeouts": null, "lease_reclaims": null, "claim_conflicts": null, "stale_fence_refusals": null}',
 	'counters are NULL when the library is not preloaded');
 is($node->safe_psql('app',
 		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
