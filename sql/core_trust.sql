@@ -184,6 +184,26 @@ SELECT worklist.sweep(now() + interval '1 microsecond');
 RESET ROLE;
 RESET worklist.max_clock_skew;
 
+-- release_run: a member releases only a lease its own role holds (fences
+-- are no secret); another's is left alone, as a stale fence would be.  An
+-- instant that is not finite is an argument error.
+SET ROLE wl_svc;
+SELECT fence AS theirs_fence FROM worklist.claim_run('p', 's', 'theirs', 'wl_svc', '1 hour') \gset
+RESET ROLE;
+SET ROLE wl_m;
+SELECT worklist.release_run('p', 's', 'theirs', :theirs_fence);
+SELECT worklist.release_run('p', 's', 'theirs', 1, '-infinity');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT holder, expires_at > now() AS still_held FROM worklist.run_claim
+ WHERE tenant = 't' AND run = 'theirs';
+SET ROLE wl_m;
+SELECT fence AS mine_fence FROM worklist.claim_run('p', 's', 'mine', 'wl_m', '1 hour') \gset
+SELECT worklist.release_run('p', 's', 'mine', :mine_fence);
+RESET ROLE;
+SELECT holder, expires_at > now() AS still_held FROM worklist.run_claim
+ WHERE tenant = 't' AND run = 'mine';
+
 -- ------------------------------------------------------------------
 -- member identity follows SET ROLE and group membership
 -- ------------------------------------------------------------------
@@ -252,6 +272,16 @@ RESET ROLE;
 SELECT tenant, role, kind FROM worklist.tenant_binding ORDER BY 1, 2;
 -- the owner sees every binding
 SELECT count(*) AS owner_sees FROM worklist.bindings;
+-- the view is a security barrier: a function of the caller's, however
+-- cheap, sees only the rows the caller may administer
+CREATE FUNCTION pg_temp.peek(t text, k worklist.binding_kind) RETURNS boolean
+	LANGUAGE plpgsql COST 0.0000001 AS $$BEGIN RAISE NOTICE 'peeked at % %', t, k; RETURN true; END$$;
+GRANT EXECUTE ON FUNCTION pg_temp.peek(text, worklist.binding_kind) TO PUBLIC;
+SET ROLE wl_adm2;
+SELECT tenant FROM worklist.bindings WHERE pg_temp.peek(tenant, kind);
+SET ROLE wl_svc;
+SELECT tenant FROM worklist.bindings WHERE pg_temp.peek(tenant, kind);
+RESET ROLE;
 
 -- ------------------------------------------------------------------
 -- the widest kind wins: wl_m reaches t as member and, once its group is

@@ -128,6 +128,11 @@ SELECT worklist.claim_run('p', 's', 'r', 'w', '1 month -30 days', '2024-02-01');
 -- positive by interval comparison, yet ends before it starts
 SELECT worklist.claim_run('p', 's', 'r', 'w', '1 month -29 days', '2024-02-01');
 \echo :LAST_ERROR_SQLSTATE
+-- no longer than 10,000 years, and ending within the range of timestamps
+SELECT worklist.claim_run('p', 's', 'r', 'w', '178000000 years', '2024-01-02');
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.claim_run('p', 's', 'r', 'w', '1000 years', '294000-01-01');
+\echo :LAST_ERROR_SQLSTATE
 SELECT worklist.claim_run('p', 's', 'r', 'w', NULL, '2024-01-02');
 \echo :LAST_ERROR_SQLSTATE
 SELECT worklist.claim_run('p', 's', 'r', NULL, '1 hour', '2024-01-02');

@@ -11,6 +11,8 @@ SELECT worklist.set_retention(tickets => '-1 day');
 \echo :LAST_ERROR_SQLSTATE
 SELECT worklist.set_retention(runs => '1 mon -30 days');
 \echo :LAST_ERROR_SQLSTATE
+SELECT worklist.set_retention(tasks => '300000 years');
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM worklist.retention();
 SELECT worklist.set_retention(tasks => '1 day', tickets => '2 days', runs => '3 days');
 SELECT * FROM worklist.retention();
@@ -122,6 +124,13 @@ SELECT purged FROM worklist.sweep(now() + interval '20 years', 4);
 SELECT (SELECT count(*) FROM worklist.task WHERE tenant = 'sweep_retention' AND id LIKE 'b%') AS tasks,
        (SELECT count(*) FROM worklist.ticket WHERE tenant = 'sweep_retention' AND id LIKE 'bk%') AS tickets,
        (SELECT count(*) FROM worklist.run WHERE tenant = 'sweep_retention' AND run LIKE 'br%') AS runs;
+
+-- The longest policy purges nothing, and a sweep at any instant, however
+-- far, computes its cutoffs without leaving the range of timestamps.
+SELECT worklist.set_retention(tasks => '10000 years', tickets => '10000 years', runs => '10000 years');
+SELECT purged FROM worklist.sweep('294276-01-01');
+SELECT purged FROM worklist.sweep('4713-01-01 BC');
+SELECT purged FROM worklist.sweep();
 
 -- The policy is kept through erasure, and belongs to its tenant only.
 SELECT worklist.erase_tenant() > 0 AS erased;

@@ -10,6 +10,14 @@ SELECT (worklist.open_task('bad', 'c', '{r}', claim_timeout => '-1 minute')).id;
 \echo :LAST_ERROR_SQLSTATE
 SELECT (worklist.open_task('bad', 'c', '{r}', claim_timeout => '1 mon -30 days')).id;
 \echo :LAST_ERROR_SQLSTATE
+-- ... and no longer than 10,000 years (claims stamp now() + claim_timeout)
+SELECT (worklist.open_task('bad', 'c', '{r}', claim_timeout => '300000 years')).id;
+\echo :LAST_ERROR_SQLSTATE
+SET worklist.tenant = 'task_lifecycle_long';
+SELECT (worklist.open_task('ok', 'c', '{r}', claim_timeout => '10000 years')).claim_timeout;
+SELECT holder, claim_expires_at > now() + interval '9999 years' AS far FROM worklist.claim('ok', 'z', '{r}');
+SELECT worklist.erase_tenant();
+SET worklist.tenant = 'task_lifecycle';
 SELECT count(*) AS nothing_opened FROM worklist.task WHERE tenant = 'task_lifecycle';
 SELECT id, claim_timeout FROM worklist.open_task('none', 'c', '{r}', claim_timeout => NULL);
 

@@ -67,4 +67,24 @@ SELECT array_agg(id) AS queue_order FROM worklist.queue('{r}', 100);
 SELECT array_agg((worklist.claim_next('g', '{r}')).id) AS claim_order
   FROM generate_series(1, 20);
 
+-- A release in a transaction prepared for two-phase commit: the task is
+-- claimed first once the prepared transaction is committed, though claims
+-- ran in between.
+SELECT count(*) FROM generate_series(1, 3) g,
+       worklist.open_task('x' || g, 'c', '{x}', priority => 10 - g);
+SELECT id FROM worklist.claim_next('h', '{x}');
+BEGIN;
+SET LOCAL worklist.notify = off;	-- a notifying transaction cannot be prepared
+SELECT worklist.release('x1', 'h');
+PREPARE TRANSACTION 'task_queue_hint';
+SELECT id FROM worklist.claim_next('i', '{x}');
+COMMIT PREPARED 'task_queue_hint';
+SELECT id FROM worklist.claim_next('i', '{x}');
+-- Tasks written behind the verbs' back (here by the owner's INSERT, as a
+-- data-only restore would): claimed in order once that commits.
+SELECT id FROM worklist.claim_next('i', '{x}');
+INSERT INTO worklist.task (tenant, id, case_id, roles, priority)
+VALUES ('task_queue_hint', 'y1', 'c', '{x}', 9);
+SELECT id FROM worklist.claim_next('i', '{x}');
+
 SELECT worklist.erase_tenant() > 0 AS erased;

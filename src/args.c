@@ -230,4 +230,20 @@ wl_check_positive_interval(Datum span, const char *argname)
 	if (i->month < 0 || i->day < 0 || i->time < 0 ||
 		(i->month == 0 && i->day == 0 && i->time == 0))
 		wl_error_bad_arg(argname, "must be a positive interval");
+	wl_check_interval_bound(span, argname);
+}
+
+void
+wl_check_interval_bound(Datum span, const char *argname)
+{
+	Interval   *i = DatumGetIntervalP(span);
+	int128		usec;
+
+	/* as interval comparison counts: a month is 30 days, a day 24 hours */
+	usec = (int128) i->time + (int128) i->day * USECS_PER_DAY +
+		(int128) i->month * DAYS_PER_MONTH * USECS_PER_DAY;
+	if (usec < 0)
+		usec = -usec;
+	if (usec > (int128) WL_INTERVAL_MAX_DAYS * USECS_PER_DAY)
+		wl_error_bad_arg(argname, "must not be longer than 10000 years");
 }

@@ -50,8 +50,15 @@
  * hints back to the head when it is prepared, but a claim may raise them
  * again before the prepared transaction is committed elsewhere: a task it
  * made claimable can then be passed over until the tenant's queue next
- * changes.  Rows changed behind the verbs' back (the owner's own DML) are
- * not tracked; the hints start unknown (the head) at server start.
+ * changes.  So a prepared transaction also pins its tenants' hints at the
+ * head (no raise) until the sweeper finds no prepared transaction left in
+ * the database.  Rows written behind the verbs' back -- the owner's own
+ * INSERT, UPDATE or COPY into worklist.task, a data-only restore -- send
+ * every hint of the database back to the head when that transaction
+ * commits (a statement trigger, worklist.task_written); a new task table
+ * (DROP and CREATE EXTENSION, a restore with --clean) starts with hints of
+ * its own, since they are keyed by the table.  The hints start unknown
+ * (the head) at server start.
  *
  * Locking: one LWLock guards the hash table and its entries (shared to
  * read a hint, exclusive to create an entry, raise or lower one).  Keys
@@ -65,16 +72,20 @@
 #include "stats.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 typedef struct HintKey
 {
 	Oid			database;
+	Oid			table;			/* worklist.task of that database */
 	char		tenant[WL_TENANT_KEY_LEN];
 } HintKey;
 
@@ -83,6 +94,7 @@ typedef struct HintEntry
 	HintKey		key;			/* hash key */
 	uint64		version;		/* bumped by every lowering */
 	uint64		raises;			/* bumped by every raise */
+	bool		pinned;			/* a prepared transaction lowered it */
 	WlQueueKey	at;				/* the hint */
 } HintEntry;
 
@@ -90,6 +102,7 @@ typedef struct HintShared
 {
 	LWLock	   *lock;
 	bool		full_logged;
+	bool		any_pinned;		/* some entry is pinned */
 } HintShared;
 
 static HintShared *hint_shared = NULL;
@@ -108,6 +121,7 @@ typedef struct PendingLower
 
 static List *pending_lowers = NIL;	/* in TopTransactionContext */
 static bool xact_took_rows = false;		/* wl_hint_took() in this transaction */
+static bool xact_wrote_table = false;	/* worklist.task written behind the verbs */
 static bool callbacks_registered = false;
 
 const WlQueueKey wl_queue_key_min = {PG_INT64_MIN, DT_NOBEGIN, ""};
@@ -139,6 +153,7 @@ hint_shmem_startup(void)
 	{
 		hint_shared->lock = &(GetNamedLWLockTranche("worklist hints"))->lock;
 		hint_shared->full_logged = false;
+		hint_shared->any_pinned = false;
 	}
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(HintKey);
@@ -161,11 +176,21 @@ wl_hint_shmem_init(void)
 	shmem_startup_hook = hint_shmem_startup;
 }
 
+/* The OID of worklist.task in this database (InvalidOid: none). */
+static Oid
+task_table(void)
+{
+	Oid			nsp = get_namespace_oid("worklist", true);
+
+	return OidIsValid(nsp) ? get_relname_relid("task", nsp) : InvalidOid;
+}
+
 static void
 make_key(HintKey *key, const char *tenant)
 {
 	memset(key, 0, sizeof(*key));
 	key->database = MyDatabaseId;
+	key->table = task_table();
 	strlcpy(key->tenant, tenant, sizeof(key->tenant));
 }
 
@@ -224,10 +249,12 @@ wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 		/* a new entry: nothing was ever lowered or raised here */
 		entry->version = 0;
 		entry->raises = 0;
+		entry->pinned = false;
 		entry->at = wl_queue_key_min;
 		found = true;
 	}
-	if (entry && entry->version == version && entry->raises == raises)
+	if (entry && !entry->pinned && entry->version == version &&
+		entry->raises == raises)
 	{
 		entry->at = *to;
 		entry->raises++;
@@ -242,9 +269,13 @@ wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 				 errhint("Raise worklist.max_tenant_counters (needs a restart).")));
 }
 
-/* Lower the hint of tenant to (neg_priority, created_at, '') or below. */
+/*
+ * Lower the hint of tenant to (neg_priority, created_at, '') or below; pin
+ * it there when pin (a prepared transaction).
+ */
 static void
-lower_now(const char *tenant, int64 neg_priority, TimestampTz created_at)
+lower_now(const char *tenant, int64 neg_priority, TimestampTz created_at,
+		  bool pin)
 {
 	HintKey		key;
 	HintEntry  *entry;
@@ -261,7 +292,13 @@ lower_now(const char *tenant, int64 neg_priority, TimestampTz created_at)
 	{
 		entry->version = 0;
 		entry->raises = 0;
+		entry->pinned = false;
 		entry->at = wl_queue_key_min;
+	}
+	if (entry && pin)
+	{
+		entry->pinned = true;
+		hint_shared->any_pinned = true;
 	}
 	if (entry)
 	{
@@ -273,6 +310,25 @@ lower_now(const char *tenant, int64 neg_priority, TimestampTz created_at)
 			entry->at.created_at = created_at;
 			entry->at.id[0] = '\0';
 		}
+		entry->version++;
+	}
+	LWLockRelease(hint_shared->lock);
+}
+
+/* Send every hint of this database back to the head. */
+static void
+reset_database(void)
+{
+	HASH_SEQ_STATUS scan;
+	HintEntry  *entry;
+
+	LWLockAcquire(hint_shared->lock, LW_EXCLUSIVE);
+	hash_seq_init(&scan, hints);
+	while ((entry = hash_seq_search(&scan)) != NULL)
+	{
+		if (entry->key.database != MyDatabaseId)
+			continue;
+		entry->at = wl_queue_key_min;
 		entry->version++;
 	}
 	LWLockRelease(hint_shared->lock);
@@ -291,12 +347,15 @@ hint_xact_callback(XactEvent event, void *arg)
 			{
 				PendingLower *p = (PendingLower *) lfirst(lc);
 
-				lower_now(p->tenant, p->neg_priority, p->created_at);
+				lower_now(p->tenant, p->neg_priority, p->created_at, false);
 			}
+			if (xact_wrote_table)
+				reset_database();
 			if (event == XACT_EVENT_COMMIT)
 			{
 				pending_lowers = NIL;
 				xact_took_rows = false;
+				xact_wrote_table = false;
 			}
 			break;
 		case XACT_EVENT_PREPARE:
@@ -309,15 +368,19 @@ hint_xact_callback(XactEvent event, void *arg)
 			{
 				PendingLower *p = (PendingLower *) lfirst(lc);
 
-				lower_now(p->tenant, PG_INT64_MIN, DT_NOBEGIN);
+				lower_now(p->tenant, PG_INT64_MIN, DT_NOBEGIN, true);
 			}
+			if (xact_wrote_table)
+				reset_database();
 			pending_lowers = NIL;
 			xact_took_rows = false;
+			xact_wrote_table = false;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			pending_lowers = NIL;
 			xact_took_rows = false;
+			xact_wrote_table = false;
 			break;
 		default:
 			break;
@@ -375,4 +438,63 @@ wl_hint_claimable(const char *tenant, int32 priority, TimestampTz created_at)
 	p->created_at = created_at;
 	pending_lowers = lappend(pending_lowers, p);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Called by the sweeper once a tick: unpin the hints of this database once
+ * no prepared transaction is left in it.  SPI must be begun.
+ */
+void
+wl_hint_tick(void)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts x"
+		" WHERE x.database OPERATOR(pg_catalog.=) pg_catalog.current_database())",
+		0, {InvalidOid}, .name = "hint.prepared"
+	};
+	HASH_SEQ_STATUS scan;
+	HintEntry  *entry;
+	bool		isnull;
+	bool		pinned_left = false;
+
+	if (!hints_enabled || hints == NULL || !hint_shared->any_pinned)
+		return;
+	if (wl_exec(&stmt, NULL, NULL, true, 0) != 1 ||
+		DatumGetBool(wl_result_datum(0, 1, &isnull)))
+		return;
+
+	LWLockAcquire(hint_shared->lock, LW_EXCLUSIVE);
+	hash_seq_init(&scan, hints);
+	while ((entry = hash_seq_search(&scan)) != NULL)
+	{
+		if (entry->key.database == MyDatabaseId)
+			entry->pinned = false;
+		else if (entry->pinned)
+			pinned_left = true;
+	}
+	hint_shared->any_pinned = pinned_left;
+	LWLockRelease(hint_shared->lock);
+}
+
+PG_FUNCTION_INFO_V1(wl_task_written);
+
+/*
+ * worklist.task_written(): BEFORE INSERT OR UPDATE statement trigger on
+ * worklist.task.  A statement the verbs did not run writes rows the hints
+ * know nothing about: at its transaction's commit, every hint of the
+ * database goes back to the head.
+ */
+Datum
+wl_task_written(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"task_written\" must be fired as a trigger")));
+	if (hints_enabled && hints != NULL && !wl_in_verb())
+	{
+		register_callbacks();
+		xact_wrote_table = true;
+	}
+	return PointerGetDatum(NULL);
 }

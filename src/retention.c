@@ -103,9 +103,12 @@ read_policy(text *tenant, TimestampTz now, Policy *p)
 static TimestampTz
 cutoff(TimestampTz now, Interval *span)
 {
-	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-												   TimestampTzGetDatum(now),
-												   IntervalPGetDatum(span)));
+	Interval	back;
+
+	back.month = -span->month;
+	back.day = -span->day;
+	back.time = -span->time;
+	return wl_time_add(now, &back);
 }
 
 static uint64
@@ -220,38 +223,66 @@ purge_runs(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	return wl_exec(&stmt, values, NULL, false, 0);
 }
 
-/* When the purge next has something to do; see the file header. */
+/*
+ * When the purge next has something to do; see the file header.  The sum
+ * of an instant and an interval saturates (wl_time_add), and the policy
+ * row is updated only if nobody holds it locked (a concurrent
+ * set_retention, another sweep): then that one has the last word, and the
+ * sweep never waits on a tenant's transaction.
+ */
 static void
-schedule(text *tenant, TimestampTz now, bool cut_short)
+schedule(text *tenant, TimestampTz now, const Policy *p, bool cut_short)
 {
-	static WlStmt stmt WL_KEPT = {
-		"WITH next AS ("
-		"  SELECT CASE WHEN $3 THEN $2 ELSE LEAST("
-		"   COALESCE((SELECT t.settled_at FROM worklist.task t"
-		"              WHERE t.tenant" EQ "$1"
-		"                AND t.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
-		"              ORDER BY t.settled_at LIMIT 1), $2) OPERATOR(pg_catalog.+) p.tasks,"
-		"   COALESCE((SELECT k.last_event_at FROM worklist.ticket k"
-		"              WHERE k.tenant" EQ "$1"
-		"                AND k.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
-		"              ORDER BY k.last_event_at LIMIT 1), $2) OPERATOR(pg_catalog.+) p.tickets,"
-		"   COALESCE((SELECT r.latest_checkpoint_at FROM worklist.run r"
-		"              WHERE r.tenant" EQ "$1 AND r.listed"
-		"              ORDER BY r.latest_checkpoint_at LIMIT 1), $2) OPERATOR(pg_catalog.+) p.runs)"
-		"  END AS at"
-		"    FROM worklist.retention_policy p WHERE p.tenant" EQ "$1)"
-		" UPDATE worklist.retention_policy p"
-		"    SET next_purge = CASE WHEN n.at OPERATOR(pg_catalog.<=) $2 AND NOT $3"
-		"      THEN $2 OPERATOR(pg_catalog.+) '1 minute'::pg_catalog.interval ELSE n.at END"
-		"   FROM next n WHERE p.tenant" EQ "$1",
-		3, {TEXTOID, TIMESTAMPTZOID, BOOLOID}, .name = "retention.schedule"
+	static WlStmt oldest_stmt WL_KEPT = {
+		"SELECT"
+		" (SELECT t.settled_at FROM worklist.task t"
+		"   WHERE t.tenant" EQ "$1"
+		"     AND t.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
+		"   ORDER BY t.settled_at LIMIT 1),"
+		" (SELECT k.last_event_at FROM worklist.ticket k"
+		"   WHERE k.tenant" EQ "$1"
+		"     AND k.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
+		"   ORDER BY k.last_event_at LIMIT 1),"
+		" (SELECT r.latest_checkpoint_at FROM worklist.run r"
+		"   WHERE r.tenant" EQ "$1 AND r.listed"
+		"   ORDER BY r.latest_checkpoint_at LIMIT 1)",
+		1, {TEXTOID}, .name = "retention.oldest"
 	};
-	Datum		values[3];
+	static WlStmt set_stmt WL_KEPT = {
+		"UPDATE worklist.retention_policy p SET next_purge = $2"
+		" WHERE p.tenant" EQ "$1 AND p.tenant" EQ "(SELECT l.tenant"
+		"  FROM worklist.retention_policy l WHERE l.tenant" EQ "$1"
+		"  FOR UPDATE SKIP LOCKED)",
+		2, {TEXTOID, TIMESTAMPTZOID}, .name = "retention.schedule"
+	};
+	Datum		values[2];
+	TimestampTz next = now;
 
 	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(now);
-	values[2] = BoolGetDatum(cut_short);
-	(void) wl_exec(&stmt, values, NULL, false, 0);
+	if (!cut_short)
+	{
+		next = DT_NOEND;
+		if (wl_exec(&oldest_stmt, values, NULL, true, 0) != 1)
+			elog(ERROR, "retention: no row for the oldest candidates");
+		for (int k = 0; k < 3; k++)
+		{
+			bool		isnull;
+			Datum		d = wl_result_datum(0, k + 1, &isnull);
+			TimestampTz at;
+
+			if (!p->has[k])
+				continue;
+			/* nothing of this kind yet: whatever comes, comes of age later */
+			at = wl_time_add(isnull ? now : DatumGetTimestampTz(d), p->span[k]);
+			if (at < next)
+				next = at;
+		}
+		/* a candidate of age was passed over (a lease, a lock): look again soon */
+		if (next <= now)
+			next = now + 60 * USECS_PER_SEC;
+	}
+	values[1] = TimestampTzGetDatum(next);
+	(void) wl_exec(&set_stmt, values, NULL, false, 0);
 }
 
 /*
@@ -298,7 +329,7 @@ wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 			wl_notify(tenant_c, KIND_NAME[k], "", "purged");
 	}
 	if (present)
-		schedule(tenant, now, left <= 0);
+		schedule(tenant, now, &p, left <= 0);
 }
 
 /*

@@ -46,6 +46,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
@@ -617,7 +618,10 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(ttl),
 										  IntervalPGetDatum(&zero))) <= 0)
 		wl_error_bad_arg("ttl", "must be positive");
+	wl_check_interval_bound(PointerGetDatum(ttl), "ttl");
 	wl_check_finite(now, "now");
+	if (TIMESTAMP_NOT_FINITE(wl_time_add(now, ttl)))
+		wl_error_bad_arg("ttl", "added to \"now\" must not reach past the last instant a timestamp can hold");
 	expires_at = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
 														 TimestampTzGetDatum(now),
 														 IntervalPGetDatum(ttl)));
@@ -675,7 +679,15 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(lease);
 }
 
-/* worklist.release_run(project, session, run, fence, now) RETURNS void */
+/*
+ * worklist.release_run(project, session, run, fence, now) RETURNS void
+ *
+ * Ends the lease now when fence is its current fence and it is held;
+ * otherwise does nothing.  A caller bound as a member releases only a
+ * lease its own role holds: fences are not secrets (they come from one
+ * sequence), so another member's lease is left alone, as a stale fence
+ * would be.
+ */
 Datum
 wl_release_run(PG_FUNCTION_ARGS)
 {
@@ -684,21 +696,29 @@ wl_release_run(PG_FUNCTION_ARGS)
 		" WHERE" RUN_KEY("l")
 		"   AND l.fence OPERATOR(pg_catalog.=) $5"
 		"   AND NOT l.released"
-		"   AND l.expires_at OPERATOR(pg_catalog.>) $6",
-		6, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}, .name = "run.release"
+		"   AND l.expires_at OPERATOR(pg_catalog.>) $6"
+		"   AND ($7 IS NULL OR l.holder OPERATOR(pg_catalog.=) $7)",
+		7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID},
+		.name = "run.release"
 	};
 	RunAddress addr;
 	WlSpi		spi;
-	Datum		values[6];
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', 'n'};
 	uint64		released;
 
 	run_address_as(fcinfo, &addr, WL_TRUST(WL_CLOCK(4, "now")));
 	address_values(&addr, values);
 	values[4] = wl_arg_required(fcinfo, 3, "fence");
-	values[5] = TimestampTzGetDatum(wl_arg_time(fcinfo, 4, "now"));
+	values[5] = TimestampTzGetDatum(wl_check_finite(wl_arg_time(fcinfo, 4, "now"), "now"));
+	if (wl_caller_binding == WL_BINDING_MEMBER)
+	{
+		values[6] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
+		nulls[6] = ' ';
+	}
 
 	wl_spi_begin(&spi);
-	released = wl_exec(&stmt, values, NULL, false, 0);
+	released = wl_exec(&stmt, values, nulls, false, 0);
 	wl_spi_end(&spi);
 
 	if (released > 0)

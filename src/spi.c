@@ -49,6 +49,7 @@
 #include "worklist.h"
 
 #include "access/genam.h"
+#include "access/xact.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
@@ -147,6 +148,39 @@ set_local(const char *name, const char *value)
 							 GUC_ACTION_SAVE, true, 0, false);
 }
 
+/*
+ * How deep this backend is in wl_spi_begin..wl_spi_end (wl_in_verb), and
+ * the transaction nest level of the outermost: an error that aborts that
+ * (sub)transaction ends the verb without wl_spi_end.
+ */
+static int	spi_depth = 0;
+static int	spi_depth_level = 0;
+static bool spi_callbacks_registered = false;
+
+static void
+spi_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		spi_depth = 0;
+}
+
+static void
+spi_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && spi_depth > 0 &&
+		spi_depth_level >= GetCurrentTransactionNestLevel())
+		spi_depth = 0;
+}
+
+bool
+wl_in_verb(void)
+{
+	return spi_depth > 0;
+}
+
 void
 wl_spi_begin(WlSpi *spi)
 {
@@ -164,6 +198,14 @@ wl_spi_begin(WlSpi *spi)
 	set_local("enable_seqscan", "off");
 	set_local("jit", "off");
 
+	if (!spi_callbacks_registered)
+	{
+		RegisterXactCallback(spi_xact_callback, NULL);
+		RegisterSubXactCallback(spi_subxact_callback, NULL);
+		spi_callbacks_registered = true;
+	}
+	if (spi_depth++ == 0)
+		spi_depth_level = GetCurrentTransactionNestLevel();
 	spi->active = true;
 }
 
@@ -171,6 +213,8 @@ void
 wl_spi_end(WlSpi *spi)
 {
 	Assert(spi->active);
+	if (spi_depth > 0)
+		spi_depth--;
 	AtEOXact_GUC(true, spi->guc_level);
 	SetUserIdAndSecContext(spi->save_userid, spi->save_sec_context);
 	spi->active = false;

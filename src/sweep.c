@@ -57,7 +57,9 @@ wl_sweep_add(WlSweepResult *total, const WlSweepResult *one)
  * retention policy with something to purge.  Each comes from an index
  * over all tenants ordered by the instant things fall due (task_due,
  * task_claim_due, ticket_due, retention_policy_due), read only up to now:
- * the cost follows what is due, never the number of tenants.
+ * the cost follows what is due, never the number of tenants.  Called by
+ * the sweeper once a tick, which is also when the claim hints of the
+ * database are unpinned (wl_hint_tick).
  */
 List *
 wl_due_tenants(TimestampTz now, MemoryContext cxt)
@@ -84,6 +86,7 @@ wl_due_tenants(TimestampTz now, MemoryContext cxt)
 	List	   *tenants = NIL;
 	uint64		n;
 
+	wl_hint_tick();
 	values[0] = TimestampTzGetDatum(now);
 	n = wl_exec(&stmt, values, NULL, true, 0);
 

@@ -217,7 +217,6 @@ extern bool wl_fold_overdue(const WlFold *fold, TimestampTz now);
 extern WlWatchdogAction wl_fold_watchdog_action(const WlFold *fold,
 												TimestampTz now);
 extern bool wl_is_authority(const WlTicketDef *def, const char *actor);
-extern TimestampTz wl_time_add(TimestampTz t, const Interval *span);
 extern char *wl_implicit_confirmation(const WlFold *fold,
 									  const WlTicketDef *def);
 

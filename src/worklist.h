@@ -110,9 +110,21 @@ extern TimestampTz wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *a
 extern TimestampTz wl_check_finite(TimestampTz t, const char *argname);
 /*
  * Refuse (22023 naming the argument) an interval that is not positive: a
- * negative field ('1 mon -30 days' included) or all fields zero.
+ * negative field ('1 mon -30 days' included) or all fields zero; or that
+ * is longer than 10,000 years (wl_check_interval_bound).
  */
 extern void wl_check_positive_interval(Datum span, const char *argname);
+/*
+ * Refuse (22023) an interval longer than 10,000 years either way: added to
+ * a present-day instant, a longer one could leave the range of timestamps.
+ */
+#define WL_INTERVAL_MAX_DAYS	((int64) 3652425)	/* 10,000 years */
+extern void wl_check_interval_bound(Datum span, const char *argname);
+/*
+ * t + span in UTC, saturating at -infinity / infinity instead of leaving
+ * the range of timestamps (fold.c).
+ */
+extern TimestampTz wl_time_add(TimestampTz t, const Interval *span);
 /* The label of an enum value (palloc'd). */
 extern char *wl_enum_label(Datum value);
 /* Any other argument that must not be NULL. */
@@ -259,6 +271,8 @@ typedef struct WlSpi
  * (search_path, enable_seqscan, jit) set in a GUC nest level of their own.
  */
 extern void wl_spi_begin(WlSpi *spi);
+/* Is this backend running a verb's statements (between the two)? */
+extern bool wl_in_verb(void);
 /* Undo wl_spi_begin.  On error, transaction abort undoes it instead. */
 extern void wl_spi_end(WlSpi *spi);
 /* Run a kept statement; returns SPI_processed.  Errors on SPI failure. */
@@ -419,6 +433,8 @@ extern void wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
  * it raises no hint from now on.
  */
 extern void wl_hint_took(void);
+/* The sweeper's tick: unpin hints once no prepared transaction is left. */
+extern void wl_hint_tick(void);
 /* This transaction made a task of the tenant claimable (lowers at commit). */
 extern void wl_hint_claimable(const char *tenant, int32 priority,
 							  TimestampTz created_at);

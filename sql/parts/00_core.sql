@@ -137,9 +137,10 @@ CREATE FUNCTION worklist.administers(tenant text) RETURNS boolean
 COMMENT ON FUNCTION worklist.administers(text) IS
 	'Whether the current role is admin of the tenant (owner and superusers are admin of every tenant)';
 
--- The bindings the caller may administer; role is NULL for a binding
--- whose role no longer exists.
-CREATE VIEW worklist.bindings AS
+-- The bindings the caller may administer; role is NULL for a binding whose
+-- role no longer exists.  A security barrier: a function of the caller's
+-- in a query of the view never sees the other rows.
+CREATE VIEW worklist.bindings WITH (security_barrier) AS
 	SELECT b.tenant, r.oid::pg_catalog.regrole AS role, b.kind
 	  FROM worklist.tenant_binding b
 	  LEFT JOIN pg_catalog.pg_roles r

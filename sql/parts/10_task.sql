@@ -115,6 +115,18 @@ ALTER TABLE worklist.task SET (
 	autovacuum_analyze_scale_factor = 1
 );
 
+-- A statement the verbs did not run that writes tasks (the owner's own
+-- DML, a data-only restore) sends the claim hints of the database back to
+-- the head of their queues when it commits (src/hint.c).
+CREATE FUNCTION worklist.task_written() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'wl_task_written'
+	LANGUAGE C;
+COMMENT ON FUNCTION worklist.task_written() IS
+	'Trigger resetting the claim hints when tasks are written behind the verbs';
+CREATE TRIGGER task_written
+	BEFORE INSERT OR UPDATE ON worklist.task
+	FOR EACH STATEMENT EXECUTE FUNCTION worklist.task_written();
+
 CREATE FUNCTION worklist.open_task(
 		id text,
 		case_id text,
@@ -233,4 +245,5 @@ COMMENT ON FUNCTION worklist.overdue(timestamptz, int) IS
 
 -- Verbs for a queue lead or an operator: the owner grants them.
 REVOKE EXECUTE ON FUNCTION worklist.take_over(text, text, text, text[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION worklist.task_written() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.set_state(text, worklist.task_state) FROM PUBLIC;

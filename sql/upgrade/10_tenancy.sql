@@ -122,7 +122,7 @@ COMMENT ON FUNCTION worklist.administers(text) IS
 
 -- The bindings the caller may administer; role is NULL for a binding
 -- whose role no longer exists.
-CREATE VIEW worklist.bindings AS
+CREATE VIEW worklist.bindings WITH (security_barrier) AS
 	SELECT b.tenant, r.oid::pg_catalog.regrole AS role, b.kind
 	  FROM worklist.tenant_binding b
 	  LEFT JOIN pg_catalog.pg_roles r

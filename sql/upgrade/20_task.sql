@@ -74,3 +74,16 @@ CREATE INDEX task_claimable ON worklist.task
 	   OR (state OPERATOR(pg_catalog.=) 'escalated'::worklist.task_state
 		   AND holder IS NULL);
 
+
+-- A statement the verbs did not run that writes tasks (the owner's own
+-- DML, a data-only restore) sends the claim hints of the database back to
+-- the head of their queues when it commits (src/hint.c).
+CREATE FUNCTION worklist.task_written() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'wl_task_written'
+	LANGUAGE C;
+COMMENT ON FUNCTION worklist.task_written() IS
+	'Trigger resetting the claim hints when tasks are written behind the verbs';
+CREATE TRIGGER task_written
+	BEFORE INSERT OR UPDATE ON worklist.task
+	FOR EACH STATEMENT EXECUTE FUNCTION worklist.task_written();
+REVOKE EXECUTE ON FUNCTION worklist.task_written() FROM PUBLIC;

@@ -75,6 +75,21 @@ my ($with_hint, $order) = claim_buffers_after_held_snapshot($node);
 cmp_ok($with_hint, '<', 50,
 	"preloaded: one claim_next touches $with_hint buffers after 3,000 claims under a held snapshot");
 is($order, 't', 'and the claims went in queue order');
+
+# The hints belong to the task table they were raised on: the extension
+# dropped and created again (as a restore with --clean does) starts from
+# the head of the new queue.
+$node->safe_psql('postgres', q{
+	DROP EXTENSION worklist;
+	CREATE EXTENSION worklist;
+	SET worklist.tenant = 'held';
+	SELECT count(*) FROM generate_series(1, 3) g,
+	       worklist.open_task('t' || lpad(g::text, 6, '0'), 'c', '{r}');
+});
+is($node->safe_psql('postgres', q{
+	SET worklist.tenant = 'held';
+	SELECT (worklist.claim_next('w', '{r}')).id}),
+	't000001', 'after DROP and CREATE EXTENSION the first task is claimed first');
 $node->stop;
 
 my $control = PostgreSQL::Test::Cluster->new('held_control');
