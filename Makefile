@@ -5,7 +5,7 @@
 #                                 a running server (PGHOST/PGPORT)
 #   make installcheck-pgtap       pgTAP suite through pg_prove
 #
-# ./run test does all of it on a private throwaway cluster; see README.md.
+# ./run test does all of it on a private throwaway cluster; see doc/testing.md.
 
 EXTENSION   = worklist
 EXTVERSION  = 0.3
