@@ -5,7 +5,7 @@
 #                                 a running server (PGHOST/PGPORT)
 #   make installcheck-pgtap       pgTAP suite through pg_prove
 #
-# ./run test does all of it on a private throwaway cluster; see README.md.
+# ./run test does all of it on a private throwaway cluster; see doc/testing.md.
 
 EXTENSION   = worklist
 EXTVERSION  = 0.3
@@ -49,7 +49,7 @@ DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
 # extension already.
-REGRESS_CORE   = core_tenancy core_trust core_security core_plans core_statements
+REGRESS_CORE   = core_tenancy core_trust core_security core_plans core_statements core_reference
 REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_lifecycle \
 	task_queue_hint
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \

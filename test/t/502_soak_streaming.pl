@@ -5,7 +5,8 @@
 # holders' writes are refused there.  But claims the old primary
 # acknowledged after the standby stopped receiving are lost at failover,
 # and the new primary issues their fences again to other holders: what
-# asynchronous replication cannot promise (see README, Reliability).
+# asynchronous replication cannot promise (see doc/operations.md,
+# "Replication and fences").
 #
 # Synchronous standby (synchronous_standby_names, synchronous_commit =
 # on): a claim is not acknowledged until the standby has it -- it waits

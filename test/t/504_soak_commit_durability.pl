@@ -4,7 +4,7 @@
 # writes with it.  So a successful claim commits synchronously even where
 # synchronous_commit is off (which the session may otherwise choose
 # freely: the checkpoint writes below are lost in the crash as asked).
-# With a standby, see README, Reliability.
+# With a standby, see doc/operations.md, "Replication and fences".
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
