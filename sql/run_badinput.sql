@@ -1,5 +1,5 @@
 -- Runs: bad input to every verb gives a clean error naming the argument,
--- never a crash.  Checks come in the contract's order: tenant, then
+-- never a crash.  Checks come in the documented order: tenant, then
 -- arguments in order.
 
 SET worklist.tenant = 'run_badinput';

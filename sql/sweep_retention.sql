@@ -1,4 +1,4 @@
--- Retention (CONTRACT section 6): each tenant says how long settled work
+-- Retention (doc/reference.md, section 8): each tenant says how long settled work
 -- is kept; the sweep purges, in batches, what is past it.
 SET worklist.tenant = 'sweep_retention';
 SET timezone = 'UTC';

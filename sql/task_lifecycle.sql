@@ -1,5 +1,5 @@
 -- Tasks over their life: claim timeouts, the inbox of held work, retried
--- completions (CONTRACT section 1, 0.3).
+-- completions (doc/reference.md, section 4).
 SET worklist.tenant = 'task_lifecycle';
 SET timezone = 'UTC';
 

@@ -12,7 +12,7 @@ SELECT id, case_id, run_id, state, roles, excluded, escalation_roles,
        tenant
   FROM worklist.open_task('t1', 'c1', '{reviewer}');
 
--- The row type: the contract's columns in the contract's order, then the
+-- The row type: the documented columns in the documented order, then the
 -- tenant.
 SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
   FROM pg_attribute a

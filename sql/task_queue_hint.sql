@@ -1,6 +1,6 @@
 -- claim_next starts at a per-tenant hint (src/hint.c) that claims raise
 -- and anything that makes a task claimable lowers.  Whatever the hint, the
--- queue order is the contract's: every claim below takes the first task
+-- queue order is the documented one: every claim below takes the first task
 -- in queue order, across releases, escalations, claim timeouts, new tasks
 -- of higher priority, rolled-back claims and settlements, and claimers
 -- whose roles differ.  (Without the library preloaded there is no hint,

@@ -1,4 +1,4 @@
--- Tickets: the fold, one rule at a time (CONTRACT section 2, rules 1-7).
+-- Tickets: the fold, one rule at a time (doc/reference.md, section 5, "The fold").
 --
 -- Every case writes concrete events with explicit `at` values through the
 -- verbs and reads the fold back with ticket_state at an explicit `now`.

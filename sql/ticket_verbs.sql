@@ -1,5 +1,5 @@
--- Tickets: the verbs, their arguments and their refusals (CONTRACT
--- section 2).  The fold's rules have their own tests in ticket_fold; the
+-- Tickets: the verbs, their arguments and their refusals (doc/reference.md,
+-- section 5).  The fold's rules have their own tests in ticket_fold; the
 -- watchdog in ticket_watchdog.
 --
 -- Expected refusals are followed by \echo :LAST_ERROR_SQLSTATE so the
@@ -41,7 +41,7 @@ SELECT state, live_actors, deadline
 SELECT state, closed_by, closed_at, confirmation
   FROM worklist.close_ticket('k1', 'lead', 'done', reason => 'shipped', at => '2030-01-01 11:00');
 
--- ticket_history: every event in arrival order, the contract's fields
+-- ticket_history: every event in arrival order, the documented fields
 -- first.
 SELECT * FROM worklist.ticket_history('k1');
 SELECT attname FROM pg_attribute
@@ -52,7 +52,7 @@ SELECT attname FROM pg_attribute
 SELECT ticket, state, overdue FROM worklist.ticket_state('k2', '2020-01-01');
 SELECT ticket, state, overdue FROM worklist.ticket_state('k1', '2020-01-01');
 
--- ticket_fold has the contract's fields, in the contract's order.
+-- ticket_fold has the documented fields, in the documented order.
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
  WHERE attrelid = 'worklist.ticket_fold'::regclass AND attnum > 0
  ORDER BY attnum;
@@ -242,7 +242,7 @@ SELECT count(*) FROM worklist.overdue_tickets('infinity', 0);
 SELECT count(*) FROM worklist.overdue_tickets('infinity', -5);
 SELECT count(*) FROM worklist.overdue_tickets('infinity', 2147483647);
 
--- Checks come in the contract's order: empty tenant, binding, arguments.
+-- Checks come in the documented order: empty tenant, binding, arguments.
 SET worklist.tenant = '';
 SELECT * FROM worklist.report(NULL, NULL, NULL);
 \echo :LAST_ERROR_SQLSTATE

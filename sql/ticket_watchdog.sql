@@ -1,4 +1,4 @@
--- Tickets: the watchdog (CONTRACT section 2), driven by sweep with a
+-- Tickets: the watchdog (doc/reference.md, section 5), driven by sweep with a
 -- moved clock.  Each case runs in a tenant of its own so the counts sweep
 -- returns are that case's alone.
 

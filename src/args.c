@@ -3,7 +3,7 @@
  * args.c
  *	  Validation of the arguments every verb takes from SQL.
  *
- * The contract's rule for identifiers (task ids, actors, roles, case, run,
+ * The rule for identifiers (task ids, actors, roles, case, run,
  * project and session ids): text, never NULL, not empty, at most 256
  * characters; anything else is 22023 with a message naming the argument.
  * Oversized values are judged from their header, before they are

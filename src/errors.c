@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * errors.c
- *	  One reporting function per refusal of the contract.
+ *	  One reporting function per documented refusal.
  *
- * Verbs never call ereport() for a contract refusal themselves: they call
+ * Verbs never call ereport() for a documented refusal themselves: they call
  * these, so a given SQLSTATE always comes with the same wording and the
  * same facts in its DETAIL.
  *

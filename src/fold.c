@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fold.c
- *	  The ticket fold (CONTRACT section 2, rules 1-7): the rules themselves,
+ *	  The ticket fold (doc/reference.md, section 5, "The fold"): the rules themselves,
  *	  in plain C, that every reader of a ticket's state goes through.  The
  *	  state's stored form is in fold_store.c, its SQL face (the ticket_fold
  *	  value and the aggregate worklist.fold) in fold_sql.c.

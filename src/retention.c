@@ -2,7 +2,7 @@
  *
  * retention.c
  *	  Retention: how long each tenant keeps settled work, and the purge the
- *	  sweep runs (CONTRACT section 6).
+ *	  sweep runs (doc/reference.md, section 8).
  *
  * A tenant's policy is one row of worklist.retention_policy: an interval
  * per kind (tasks, tickets, runs), NULL meaning forever.  The sweep (the

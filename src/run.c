@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * run.c
- *	  Runs: checkpoints, leases and fences (CONTRACT section 3).
+ *	  Runs: checkpoints, leases and fences (doc/reference.md, section 6).
  *
  * Locking protocol.  Every verb that changes a run's checkpoints first
  * locks the run's row in worklist.run (FOR NO KEY UPDATE), then, in a

@@ -2,7 +2,7 @@
  *
  * runlist.c
  *	  list_durable_runs: keyset pagination of a tenant's runs, and its
- *	  cursor (CONTRACT section 3, "Listing").
+ *	  cursor (doc/reference.md, section 6, "Listing").
  *
  * Every order and scope has an index on keys that never change once set
  * (see sql/parts/30_run.sql), and a page is one range scan of that index

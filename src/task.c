@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * task.c
- *	  Tasks: pending human decisions (CONTRACT section 1).
+ *	  Tasks: pending human decisions (doc/reference.md, section 4).
  *
  * A task is one row of worklist.task, whose row type is what the verbs
  * return.  It is pending while its state is open, claimed or escalated,
@@ -20,7 +20,7 @@
  * must be one consistent story: the row is read once more FOR NO KEY
  * UPDATE (lock_task), which waits for any concurrent change and then holds
  * the row still, and the refusal is decided in C from that one locked read
- * in the contract's order.  If that read shows the change is possible after
+ * in the documented order.  If that read shows the change is possible after
  * all (the obstacle went away in between), the UPDATE is run again, under
  * the lock just taken, and cannot miss.
  *
@@ -241,7 +241,7 @@ try_update(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
 
 /*
  * The refusals a claim (or a take-over, for its new holder) meets before
- * availability is looked at, in the contract's order: WL001, WL002, WL003,
+ * availability is looked at, in the documented order: WL001, WL002, WL003,
  * WL004.  None of them names the holder.
  */
 static void

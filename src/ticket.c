@@ -2,7 +2,7 @@
  *
  * ticket.c
  *	  Tickets: the append-only event log, its verbs, and the watchdog
- *	  (CONTRACT section 2).
+ *	  (doc/reference.md, section 5).
  *
  * Storage.  worklist.ticket holds what was asked (the definition, never
  * changed after open_ticket) and a summary of the log: the fold state

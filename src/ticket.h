@@ -5,8 +5,8 @@
  *	  (fold.c), its stored form (fold_store.c) and its SQL face
  *	  (fold_sql.c).
  *
- * A ticket's state is folded from its append-only event log (CONTRACT
- * section 2).  The fold is split in two steps so that one routine serves
+ * A ticket's state is folded from its append-only event log (doc/reference.md,
+ * section 5).  The fold is split in two steps so that one routine serves
  * every caller:
  *
  *	  wl_fold_add()		reduces one event into a WlFoldState, the compact
@@ -16,7 +16,7 @@
  *						closed), the winning authorized outcome, the latest
  *						escalation, and the latest participation instant;
  *	  wl_fold_judge()	turns a WlFoldState and the ticket's definition
- *						into the ticket_fold the contract describes, plus
+ *						into the ticket_fold the reference describes, plus
  *						the instants the watchdog acts at.
  *
  * Every part of the state is a maximum under a total order, a set union or
@@ -162,7 +162,7 @@ typedef struct WlAbandoned
 	const char *reason;			/* WL_MISSING_REASON when it gave none */
 } WlAbandoned;
 
-/* The fold of one ticket: the contract's ticket_fold, and more. */
+/* The fold of one ticket: the documented ticket_fold, and more. */
 typedef struct WlFold
 {
 	WlStatus	status;

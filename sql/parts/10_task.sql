@@ -1,11 +1,11 @@
--- worklist: tasks (CONTRACT section 1)
+-- worklist: tasks (doc/reference.md, section 4)
 
 CREATE TYPE worklist.task_state AS ENUM
 	('open', 'claimed', 'escalated', 'completed', 'expired', 'withdrawn');
 CREATE TYPE worklist.expiry_policy AS ENUM ('deny', 'proceed', 'escalate');
 
 -- The table's row type is the worklist.task every task verb returns: the
--- contract's columns in the contract's order, then the tenant, then what
+-- documented columns in the documented order, then the tenant, then what
 -- 0.3 added.
 --
 -- holder and claimed_at name the current claim of a pending task; once the

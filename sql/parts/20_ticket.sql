@@ -1,4 +1,4 @@
--- worklist: tickets (CONTRACT section 2)
+-- worklist: tickets (doc/reference.md, section 5)
 --
 -- A ticket's state is folded from an append-only log of what each actor
 -- said (src/fold.c); see src/ticket.c for the storage and locking.
@@ -47,8 +47,8 @@ CREATE INDEX ticket_due ON worklist.ticket (next_check, tenant)
 CREATE INDEX ticket_closed ON worklist.ticket (tenant, last_event_at)
 	WHERE state OPERATOR(pg_catalog.=) ANY ('{done,archived}'::worklist.ticket_status[]);
 
--- The log.  Its row type is what ticket_history returns: the contract's
--- fields first, in the contract's order.  `value` is the participation,
+-- The log.  Its row type is what ticket_history returns: the documented
+-- fields first, in the documented order.  `value` is the participation,
 -- the outcome, or (for an escalation) the rung.  `watchdog` marks the
 -- events only the watchdog writes (escalations and implicit
 -- confirmations); `confirmation` is the implicit confirmation it recorded.

@@ -1,4 +1,4 @@
--- worklist: runs, checkpoints, leases and fences (CONTRACT section 3)
+-- worklist: runs, checkpoints, leases and fences (doc/reference.md, section 6)
 --
 -- Three tables:
 --   run             one row per run that exists (written or claimed): its

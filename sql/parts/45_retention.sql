@@ -1,4 +1,4 @@
--- worklist: retention (CONTRACT section 6)
+-- worklist: retention (doc/reference.md, section 8)
 --
 -- One row per tenant that has set a policy: how long each kind of settled
 -- work is kept (NULL: forever), and when the sweep next has something to

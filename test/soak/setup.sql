@@ -4,7 +4,7 @@
 -- Schema soak holds:
 --   * wrappers around the verbs (soak.claim, soak.run_write, ...).  Each
 --     sets the tenant, calls the verb, and records what came of it in
---     soak.outcome in the same transaction.  The refusals the contract
+--     soak.outcome in the same transaction.  The refusals the reference
 --     allows for that call (WL002 ... WL007) are caught and recorded; any
 --     other error is raised again, so the pgbench client that made the
 --     call aborts and the soak fails.
@@ -647,7 +647,7 @@ BEGIN
 	detail := format('%s tasks settled more than once, %s changes after settlement', n, m);
 	RETURN NEXT;
 
-	-- Every change is one the contract allows.
+	-- Every change is one the reference allows.
 	SELECT count(*), min(format('%s/%s %s(%s)->%s(%s)', c.tenant, c.id, c.old_state, c.old_holder,
 								 c.new_state, c.new_holder))
 	  INTO n, d
@@ -678,7 +678,7 @@ BEGIN
 			AND c.settled_at >= c.due_at AND c.new_holder IS NOT DISTINCT FROM c.old_holder
 		ELSE false END;
 	check_name := 'every change allowed'; ok := n = 0;
-	detail := format('%s changes not allowed by the contract%s', n,
+	detail := format('%s changes not allowed by the reference%s', n,
 					 CASE WHEN n > 0 THEN ', e.g. ' || d ELSE '' END);
 	RETURN NEXT;
 

@@ -10,7 +10,7 @@
 # claim, complete, release, take over and escalate tasks and let them
 # expire under the sweeper; three run workers (runs.pgbench) claim runs
 # with 250 ms leases and write fenced checkpoints while the leases expire
-# under them.  The wrappers record the refusals the contract allows;
+# under them.  The wrappers record the refusals the reference allows;
 # anything else aborts a client and fails the soak.  Afterwards it waits
 # for every task to fall due, decides what the policies escalated, and
 # runs soak.audit() (see setup.sql): nothing lost, every task settled
@@ -117,7 +117,7 @@ for job in "$TASKS:tasks" "$RUNS:runs"; do
 	say "${job#*:}: $(grep -E '^number of clients' "$log" | tr -d '\n'), $(grep -E '^number of transactions actually' "$log"), $(grep -E '^tps' "$log" | sed 's/ (.*//')"
 	if ((rc != 0)) || grep -q 'aborted' "$log"; then
 		grep -E 'error|ERROR|aborted' "$log" | head -n 20
-		say "pgbench (${job#*:}) failed with exit $rc: a call ended in an error the contract does not allow"
+		say "pgbench (${job#*:}) failed with exit $rc: a call ended in an error the reference does not allow"
 		failed=1
 	fi
 done
