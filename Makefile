@@ -27,6 +27,7 @@ OBJS = \
 	src/sweep.o \
 	src/retention.o \
 	src/sweeper.o \
+	src/launcher.o \
 	src/stats.o \
 	src/notify.o
 
