@@ -837,7 +837,9 @@ BEGIN
 										  WHERE o.tenant = tn AND o.epoch = counters_epoch AND o.result = 'WL007'),
 				'lease_reclaims', (SELECT count(*) FROM soak.claim_change c
 									WHERE c.tenant = tn AND c.epoch = counters_epoch AND c.reclaimed
-									  AND c.new_fence IS DISTINCT FROM c.old_fence));
+									  AND c.new_fence IS DISTINCT FROM c.old_fence),
+				-- no task of the soak has a claim_timeout
+				'claim_timeouts', 0);
 			check_name := 'counters of ' || tn; ok := stats = expect;
 			detail := CASE WHEN ok THEN expect::text
 						   ELSE format('stats() %s, audit %s', stats, expect) END;
