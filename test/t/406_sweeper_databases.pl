@@ -180,6 +180,18 @@ is($n, 1, 'one log line says why');
 $node->safe_psql('old', 'ALTER EXTENSION worklist UPDATE');
 wait_expired('old', 't1', 'after ALTER EXTENSION UPDATE it sweeps');
 
+# With preloading, start_sweeper() returns the launcher's sweeper, asking
+# the launcher to start it at once if it is not running.
+my $running = sweeper_pid('beta2');
+is($node->safe_psql('beta2', 'SELECT worklist.start_sweeper()'), $running,
+	"start_sweeper() returns the launcher's sweeper");
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($running)");
+$node->poll_query_until('postgres', qq{SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $running})
+  or die 'sweeper not terminated';
+my $started = $node->safe_psql('beta2', 'SELECT worklist.start_sweeper()');
+isnt($started, $running, "after it was terminated, start_sweeper() waits for the next one ($started)");
+is(sweeper_pid('beta2'), $started, 'which is the one sweeper of the database');
+
 # The launcher dies and comes back: it adopts the sweepers it finds.
 my $launcher = $node->safe_psql('postgres',
 	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'worklist launcher'});
