@@ -29,6 +29,7 @@ OBJS = \
 	src/sweep.o \
 	src/retention.o \
 	src/sweeper.o \
+	src/launcher.o \
 	src/stats.o \
 	src/hint.o \
 	src/notify.o
@@ -64,10 +65,10 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 # pg_isolation_regress: test/isolation/specs/*.spec
 ISOLATION_CORE   = core_binding
 ISOLATION_TASK   = task_claim_race task_claim_next task_take_over task_claim_timeout task_queue_hint \
-	task_complete_sweep task_escalate_complete task_withdraw_claim task_notify
-ISOLATION_TICKET = ticket_concurrency ticket_notify
-ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_notify run_concurrent_writes
-ISOLATION_SWEEP  = sweep_purge_locked
+	task_complete_sweep task_escalate_complete task_withdraw_claim
+ISOLATION_TICKET = ticket_concurrency
+ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_concurrent_writes
+ISOLATION_SWEEP  = sweep_purge_locked notify_channels
 ISOLATION = $(ISOLATION_CORE) $(ISOLATION_TASK) $(ISOLATION_TICKET) $(ISOLATION_RUN) $(ISOLATION_SWEEP)
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 

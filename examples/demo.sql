@@ -1,5 +1,6 @@
 -- worklist demo, run by ./run demo in database postgres of a throwaway
--- cluster whose sweeper works in that database.
+-- cluster that preloads the library: CREATE EXTENSION gets the database
+-- its sweeper.
 \pset footer off
 \set VERBOSITY default
 
@@ -87,6 +88,18 @@ END $$;
 SELECT id, state, decision FROM worklist.task('t-auto');
 SELECT pid IS NOT NULL AS running, ticks > 0 AS ticking, denied, proceeded, escalated
   FROM worklist.sweeper_status;
+
+\echo
+\echo '=== Notifications: a channel per tenant, counts of what committed'
+SELECT worklist.channel() AS channel \gset
+\echo '-- the name cannot be computed from the tenant name; listen on it:'
+LISTEN :channel;
+SELECT id, state FROM worklist.open_task('t-listen-1', 'case-10', '{ops}');
+SELECT id, state FROM worklist.open_task('t-listen-2', 'case-10', '{ops}');
+SELECT id, holder FROM worklist.claim('t-listen-1', 'dana', '{ops}');
+\echo '-- the sweeper sends one payload per tenant, counts only (no names, no ids):'
+SELECT pg_sleep(0.3);
+UNLISTEN *;
 
 \echo
 \echo '=== stats() for tenant acme'

@@ -1,67 +1,576 @@
 /*-------------------------------------------------------------------------
  *
  * notify.c
- *	  NOTIFY worklist: one message per change of a task, ticket or run.
+ *	  Notifications: each tenant's own channel, payloads that count what
+ *	  changed, and how they are sent.
  *
- * The payload is {"tenant":..., "kind":"task"|"ticket"|"run", "id":...,
- * "event":...}, plus "project" and "session" for a run, whose id alone does
- * not address it.  Identifiers are at most 256 characters, so the payload
- * stays far below NOTIFY's 8000-byte limit even when every character needs
- * a \u escape.  Like NOTIFY itself it is delivered at commit and dropped on
- * rollback.
+ * Channel.  A tenant's channel is "worklist_" and 32 hex digits: the first
+ * 16 bytes of HMAC-SHA256(secret, tenant), where the secret is 32 random
+ * bytes kept in worklist.tenant_channel (readable by the extension owner
+ * only, and dumped by pg_dump, so a restore keeps the names).  Nobody can
+ * derive the name from the tenant's name; worklist.channel() gives it to
+ * those who may reach the tenant (creating the secret on first use), and
+ * worklist.rotate_channel() replaces the secret, sending {"rotated": true}
+ * on the old channel at commit.  A tenant without a secret has no channel
+ * anybody could listen on: nothing is sent for it.
+ *
+ * Payload.  A JSON object that counts, per kind and event, the changes
+ * committed since the tenant's previous notification:
+ * {"task": {"opened": 3, "claimed": 1}, "run": {"checkpointed": 2}};
+ * kinds and events in the contract's order, zeros left out.  No tenant
+ * name, no id.
+ *
+ * Recording.  The verbs call wl_notify() for every change; it counts the
+ * event in the transaction's record of the tenant (stats.c), which goes
+ * with a subtransaction that rolls back and is dropped with a transaction
+ * that does.
+ *
+ * Sending, with the library preloaded: at commit the counts are added to
+ * the tenant's entry in shared memory, the entry is queued, and the
+ * database's sweeper woken (stats.c, publish).  The sweeper sends what
+ * waits (wl_notify_send): one transaction, one NOTIFY per tenant with
+ * counts.  So a verb's commit never takes PostgreSQL's notification lock,
+ * which serialises every notifying commit of the cluster through its WAL
+ * flush.  The sweeper sends at once when it is idle and at most once every
+ * SEND_GAP_MS, so a stream of commits costs it a bounded number of
+ * notifying commits per second; it also sends between the batches of a
+ * long tick.  Counts taken from shared memory for a send that then fails
+ * are lost (and logged at most once a minute): losing a notification
+ * never loses work, listeners re-read.
+ *
+ * Sending, without preloading: each transaction notifies at its own
+ * commit, just before PostgreSQL queues its notifications, one payload per
+ * tenant (wl_notify_at_commit).
+ *
+ * worklist.notify = off records nothing.
+ *
+ * Shared state: the tenant entries and their list of entries waiting to
+ * be sent (stats.h, under WlShared.tenants_lock), and each slot's
+ * notify_pending flag (under WlShared.lock).
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "sweeper.h"
 
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "commands/async.h"
+#include "commands/extension.h"
+#include "common/cryptohash.h"
+#include "common/hmac.h"
+#include "common/sha2.h"
 #include "lib/stringinfo.h"
-#include "utils/json.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(wl_channel);
+PG_FUNCTION_INFO_V1(wl_rotate_channel);
+
+/* The sweeper sends at most once every this many milliseconds. */
+#define SEND_GAP_MS			25
+/* Bytes of a tenant's secret, and of the digest the name shows. */
+#define SECRET_LEN			32
+#define CHANNEL_DIGEST_LEN	16
+#define CHANNEL_PREFIX		"worklist_"
+
+static const struct
+{
+	const char *kind;
+	const char *event;
+}			events[WL_CHANGE__N] = {
+	[WL_CHANGE_TASK_OPENED] = {"task", "opened"},
+	[WL_CHANGE_TASK_CLAIMED] = {"task", "claimed"},
+	[WL_CHANGE_TASK_RELEASED] = {"task", "released"},
+	[WL_CHANGE_TASK_TAKEN_OVER] = {"task", "taken_over"},
+	[WL_CHANGE_TASK_COMPLETED] = {"task", "completed"},
+	[WL_CHANGE_TASK_EXPIRED] = {"task", "expired"},
+	[WL_CHANGE_TASK_ESCALATED] = {"task", "escalated"},
+	[WL_CHANGE_TASK_WITHDRAWN] = {"task", "withdrawn"},
+	[WL_CHANGE_TASK_PURGED] = {"task", "purged"},
+	[WL_CHANGE_TICKET_OPENED] = {"ticket", "opened"},
+	[WL_CHANGE_TICKET_REPORTED] = {"ticket", "reported"},
+	[WL_CHANGE_TICKET_CLOSED] = {"ticket", "closed"},
+	[WL_CHANGE_TICKET_ESCALATED] = {"ticket", "escalated"},
+	[WL_CHANGE_TICKET_CONFIRMED] = {"ticket", "confirmed"},
+	[WL_CHANGE_TICKET_PURGED] = {"ticket", "purged"},
+	[WL_CHANGE_RUN_CHECKPOINTED] = {"run", "checkpointed"},
+	[WL_CHANGE_RUN_CHECKPOINT_DELETED] = {"run", "checkpoint_deleted"},
+	[WL_CHANGE_RUN_PRUNED] = {"run", "pruned"},
+	[WL_CHANGE_RUN_CLAIMED] = {"run", "claimed"},
+	[WL_CHANGE_RUN_RELEASED] = {"run", "released"},
+	[WL_CHANGE_RUN_PURGED] = {"run", "purged"},
+};
+
+/* When this sweeper last sent (it sends again SEND_GAP_MS later at the soonest). */
+static TimestampTz last_send = 0;
+static TimestampTz send_failure_logged = 0;
+
+/* ----------
+ * Recording
+ * ----------
+ */
+static WlChange
+event_of(const char *kind, const char *event)
+{
+	for (int i = 0; i < WL_CHANGE__N; i++)
+		if (strcmp(events[i].kind, kind) == 0 && strcmp(events[i].event, event) == 0)
+			return (WlChange) i;
+	elog(ERROR, "unknown notification event \"%s\" of kind \"%s\"", event, kind);
+	pg_unreachable();
+}
 
 void
 wl_notify(const char *tenant, const char *kind, const char *id,
 		  const char *event)
 {
-	StringInfoData buf;
+	WlChange		e;
 
 	if (!wl_notify_enabled)
 		return;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"tenant\": ");
-	escape_json(&buf, tenant);
-	appendStringInfoString(&buf, ", \"kind\": ");
-	escape_json(&buf, kind);
-	appendStringInfoString(&buf, ", \"id\": ");
-	escape_json(&buf, id);
-	appendStringInfoString(&buf, ", \"event\": ");
-	escape_json(&buf, event);
-	appendStringInfoChar(&buf, '}');
-	Async_Notify("worklist", buf.data);
-	pfree(buf.data);
+	e = event_of(kind, event);
+	wl_xact_tenant(tenant)->events[e]++;
 }
 
 void
 wl_notify_run(const char *tenant, const char *project, const char *session,
 			  const char *run, const char *event)
 {
-	StringInfoData buf;
+	wl_notify(tenant, "run", run, event);
+}
 
-	if (!wl_notify_enabled)
-		return;
+/* ----------
+ * Payloads and channels
+ * ----------
+ */
+
+/* The payload of some counts, or NULL when they are all zero. */
+static char *
+payload(const uint32 *counts)
+{
+	StringInfoData buf;
+	const char *kind = NULL;
 
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"tenant\": ");
-	escape_json(&buf, tenant);
-	appendStringInfoString(&buf, ", \"kind\": \"run\", \"id\": ");
-	escape_json(&buf, run);
-	appendStringInfoString(&buf, ", \"event\": ");
-	escape_json(&buf, event);
-	appendStringInfoString(&buf, ", \"project\": ");
-	escape_json(&buf, project);
-	appendStringInfoString(&buf, ", \"session\": ");
-	escape_json(&buf, session);
-	appendStringInfoChar(&buf, '}');
-	Async_Notify("worklist", buf.data);
-	pfree(buf.data);
+	for (int i = 0; i < WL_CHANGE__N; i++)
+	{
+		if (counts[i] == 0)
+			continue;
+		if (kind == NULL || strcmp(kind, events[i].kind) != 0)
+		{
+			appendStringInfoString(&buf, kind == NULL ? "{" : "}, ");
+			kind = events[i].kind;
+			appendStringInfo(&buf, "\"%s\": {", kind);
+		}
+		else
+			appendStringInfoString(&buf, ", ");
+		appendStringInfo(&buf, "\"%s\": %u", events[i].event, counts[i]);
+	}
+	if (kind == NULL)
+	{
+		pfree(buf.data);
+		return NULL;
+	}
+	appendStringInfoString(&buf, "}}");
+	return buf.data;
+}
+
+/* The channel of a tenant under its secret: worklist_ and 32 hex digits. */
+static char *
+channel_name(const char *tenant, bytea *secret)
+{
+	pg_hmac_ctx *ctx = pg_hmac_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *name;
+
+	if (ctx == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	if (pg_hmac_init(ctx, (uint8 *) VARDATA_ANY(secret), VARSIZE_ANY_EXHDR(secret)) < 0 ||
+		pg_hmac_update(ctx, (const uint8 *) tenant, strlen(tenant)) < 0 ||
+		pg_hmac_final(ctx, digest, sizeof(digest)) < 0)
+	{
+		const char *why = pg_hmac_error(ctx);
+
+		pg_hmac_free(ctx);
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not compute the channel of a tenant: %s", why)));
+	}
+	pg_hmac_free(ctx);
+
+	name = palloc(sizeof(CHANNEL_PREFIX) + 2 * CHANNEL_DIGEST_LEN);
+	strcpy(name, CHANNEL_PREFIX);
+	hex_encode((const char *) digest, CHANNEL_DIGEST_LEN,
+			   name + strlen(CHANNEL_PREFIX));
+	name[strlen(CHANNEL_PREFIX) + 2 * CHANNEL_DIGEST_LEN] = '\0';
+	return name;
+}
+
+/*
+ * Is the channel table there?  Not in a database whose extension is older
+ * than the library, nor once the extension was dropped in this
+ * transaction: then nothing is sent.
+ */
+static bool
+channels_exist(void)
+{
+	Oid			nsp;
+
+	if (!OidIsValid(get_extension_oid("worklist", true)))
+		return false;
+	nsp = get_namespace_oid("worklist", true);
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("tenant_channel", nsp));
+}
+
+/*
+ * NOTIFY every tenant of tenants[] that has a channel with its payload.
+ * SPI must be begun.
+ */
+static void
+notify_tenants(int n, char **tenants, char **payloads)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT c.tenant, c.secret FROM worklist.tenant_channel c"
+		" WHERE c.tenant OPERATOR(pg_catalog.=) ANY ($1)",
+		1, {TEXTARRAYOID}, .name = "notify.secrets"
+	};
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+	Datum		values[1];
+	uint64		rows;
+
+	for (int i = 0; i < n; i++)
+		elems[i] = CStringGetTextDatum(tenants[i]);
+	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	rows = wl_exec(&stmt, values, NULL, true, 0);
+	for (uint64 r = 0; r < rows; r++)
+	{
+		char	   *tenant = wl_result_cstring(r, 1);
+		bool		isnull;
+		bytea	   *secret = DatumGetByteaPP(wl_result_datum(r, 2, &isnull));
+
+		for (int i = 0; i < n; i++)
+			if (strcmp(tenants[i], tenant) == 0)
+				Async_Notify(channel_name(tenant, secret), payloads[i]);
+	}
+}
+
+/* ----------
+ * Without preloading: each transaction at its commit
+ * ----------
+ */
+void
+wl_notify_at_commit(List *records)
+{
+	int			n = 0;
+	char	  **tenants = palloc(sizeof(char *) * list_length(records));
+	char	  **payloads = palloc(sizeof(char *) * list_length(records));
+	ListCell   *lc;
+	WlSpi		spi;
+
+	foreach(lc, records)
+	{
+		WlXactTenant *rec = (WlXactTenant *) lfirst(lc);
+		char	   *p = payload(rec->events);
+
+		if (p == NULL)
+			continue;
+		tenants[n] = rec->tenant;
+		payloads[n++] = p;
+	}
+	if (n == 0 || !channels_exist())
+		return;
+	PushActiveSnapshot(GetTransactionSnapshot());
+	wl_spi_begin(&spi);
+	notify_tenants(n, tenants, payloads);
+	wl_spi_end(&spi);
+	PopActiveSnapshot();
+}
+
+/* ----------
+ * With preloading: the sweeper sends
+ * ----------
+ */
+void
+wl_notify_wake_sweeper(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	int			procno = -1;
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	slot = wl_slot_find(shared, MyDatabaseId);
+	if (slot)
+	{
+		slot->notify_pending = true;
+		procno = slot->pgprocno;
+	}
+	LWLockRelease(&shared->lock);
+	if (procno >= 0)
+		SetLatch(&GetPGProcByNumber(procno)->procLatch);
+}
+
+long
+wl_notify_due(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	bool		pending = false;
+	TimestampTz now;
+
+	if (!wl_preloaded)
+		return -1;
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	slot = wl_slot_find(shared, MyDatabaseId);
+	if (slot)
+		pending = slot->notify_pending;
+	LWLockRelease(&shared->lock);
+	if (!pending)
+		return -1;
+	now = GetCurrentTimestamp();
+	if (TimestampDifferenceExceeds(last_send, now, SEND_GAP_MS))
+		return 0;
+	return SEND_GAP_MS - (long) ((now - last_send) / 1000);
+}
+
+/*
+ * Take the queued entries of this database off the list and their counts
+ * out of them: payloads[i] for tenants[i].  Returns how many have counts.
+ */
+static int
+take_pending(char ***tenants, char ***payloads)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	WlTenantEntry *mine = NULL;
+	WlTenantEntry **link;
+	int			n = 0;
+	int			size = 16;
+
+	/* cleared first: whatever is queued from now on sets it again */
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	slot = wl_slot_find(shared, MyDatabaseId);
+	if (slot)
+		slot->notify_pending = false;
+	LWLockRelease(&shared->lock);
+
+	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
+	link = &shared->dirty_head;
+	while (*link != NULL)
+	{
+		WlTenantEntry *e = *link;
+
+		if (e->key.database == MyDatabaseId)
+		{
+			*link = e->next_dirty;
+			e->next_dirty = mine;
+			mine = e;
+		}
+		else
+			link = &e->next_dirty;
+	}
+	LWLockRelease(&shared->tenants_lock);
+
+	*tenants = palloc(sizeof(char *) * size);
+	*payloads = palloc(sizeof(char *) * size);
+	for (WlTenantEntry *e = mine; e != NULL;)
+	{
+		WlTenantEntry *next = e->next_dirty;
+		uint32		counts[WL_CHANGE__N];
+		char	   *p;
+
+		e->next_dirty = NULL;
+		pg_atomic_write_u32(&e->queued, 0);
+		pg_memory_barrier();
+		for (int i = 0; i < WL_CHANGE__N; i++)
+			counts[i] = pg_atomic_exchange_u32(&e->events[i], 0);
+		p = payload(counts);
+		if (p != NULL)
+		{
+			if (n == size)
+			{
+				size *= 2;
+				*tenants = repalloc(*tenants, sizeof(char *) * size);
+				*payloads = repalloc(*payloads, sizeof(char *) * size);
+			}
+			(*tenants)[n] = pstrdup(e->key.tenant);
+			(*payloads)[n++] = p;
+		}
+		e = next;
+	}
+	return n;
+}
+
+void
+wl_notify_send(void)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	  **tenants;
+	char	  **payloads;
+	int			taken;
+	volatile int n;
+
+	last_send = GetCurrentTimestamp();
+	taken = take_pending(&tenants, &payloads);
+	if (taken == 0)
+		return;
+	n = taken;
+
+	PG_TRY();
+	{
+		WlSpi		spi;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "worklist sweeper: notifying");
+		if (channels_exist())
+		{
+			wl_spi_begin(&spi);
+			notify_tenants(n, tenants, payloads);
+			wl_spi_end(&spi);
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = wl_worker_recover(cxt);
+
+		if (wl_log_due(&send_failure_logged))
+			ereport(LOG,
+					(errmsg("worklist sweeper could not send notifications of %d tenant(s): %s",
+							n, edata->message ? edata->message : "unknown error")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/* ----------
+ * SQL interface
+ * ----------
+ */
+
+/* The tenant's secret (NULL when it has none yet).  SPI must be begun. */
+static bytea *
+secret_of(text *tenant, bool for_update)
+{
+	static WlStmt read WL_KEPT = {
+		"SELECT c.secret FROM worklist.tenant_channel c"
+		" WHERE c.tenant OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}, .name = "notify.channel.read"
+	};
+	static WlStmt lock WL_KEPT = {
+		"SELECT c.secret FROM worklist.tenant_channel c"
+		" WHERE c.tenant OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+		1, {TEXTOID}, .name = "notify.rotate.lock"
+	};
+	Datum		values[1];
+	bool		isnull;
+
+	values[0] = PointerGetDatum(tenant);
+	if (wl_exec(for_update ? &lock : &read, values, NULL, !for_update, 1) == 0)
+		return NULL;
+	return DatumGetByteaPP(wl_result_datum(0, 1, &isnull));
+}
+
+static bytea *
+new_secret(void)
+{
+	bytea	   *secret = palloc(VARHDRSZ + SECRET_LEN);
+
+	SET_VARSIZE(secret, VARHDRSZ + SECRET_LEN);
+	if (!pg_strong_random(VARDATA(secret), SECRET_LEN))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random secret for a channel")));
+	return secret;
+}
+
+/*
+ * worklist.channel() RETURNS text
+ *
+ * The current tenant's channel, for LISTEN.  The tenant's secret is made
+ * on the first call.
+ */
+Datum
+wl_channel(PG_FUNCTION_ARGS)
+{
+	static WlStmt create WL_KEPT = {
+		"INSERT INTO worklist.tenant_channel AS c (tenant, secret) VALUES ($1, $2)"
+		" ON CONFLICT (tenant) DO UPDATE SET secret = c.secret"
+		" RETURNING c.secret",
+		2, {TEXTOID, BYTEAOID}, .name = "notify.channel.create"
+	};
+	text	   *tenant = wl_tenant_enter();
+	WlSpi		spi;
+	bytea	   *secret;
+	char	   *name;
+
+	wl_spi_begin(&spi);
+	secret = secret_of(tenant, false);
+	if (secret == NULL)
+	{
+		Datum		values[2];
+
+		bool		isnull;
+
+		/* made by a concurrent first call meanwhile: that one's is kept */
+		values[0] = PointerGetDatum(tenant);
+		values[1] = PointerGetDatum(new_secret());
+		wl_exec(&create, values, NULL, false, 0);
+		secret = DatumGetByteaPP(wl_result_datum(0, 1, &isnull));
+	}
+	name = channel_name(text_to_cstring(tenant), secret);
+	wl_spi_end(&spi);
+	PG_RETURN_TEXT_P(cstring_to_text(name));
+}
+
+/*
+ * worklist.rotate_channel() RETURNS text
+ *
+ * A new channel for the current tenant (admin only); the old one receives
+ * {"rotated": true} when the transaction commits.
+ */
+Datum
+wl_rotate_channel(PG_FUNCTION_ARGS)
+{
+	static WlStmt rotate WL_KEPT = {
+		"INSERT INTO worklist.tenant_channel AS c (tenant, secret) VALUES ($1, $2)"
+		" ON CONFLICT (tenant) DO UPDATE"
+		" SET secret = EXCLUDED.secret, rotated_at = pg_catalog.now()",
+		2, {TEXTOID, BYTEAOID}, .name = "notify.rotate.replace"
+	};
+	text	   *tenant = wl_tenant_enter();
+	char	   *tenant_c;
+	WlSpi		spi;
+	bytea	   *old;
+	bytea	   *secret = new_secret();
+	Datum		values[2];
+	char	   *name;
+
+	wl_require_binding(WL_BINDING_ADMIN, "rotate_channel");
+	tenant_c = text_to_cstring(tenant);
+
+	wl_spi_begin(&spi);
+	old = secret_of(tenant, true);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(secret);
+	wl_exec(&rotate, values, NULL, false, 0);
+	if (old != NULL && wl_notify_enabled)
+		Async_Notify(channel_name(tenant_c, old), "{\"rotated\": true}");
+	name = channel_name(tenant_c, secret);
+	wl_spi_end(&spi);
+	PG_RETURN_TEXT_P(cstring_to_text(name));
 }

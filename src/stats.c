@@ -1,23 +1,33 @@
 /*-------------------------------------------------------------------------
  *
  * stats.c
- *	  Shared memory for per-server state, the cumulative counters, and
- *	  worklist.stats().
+ *	  Shared memory for per-server state, what each transaction did per
+ *	  tenant, the cumulative counters, and worklist.stats().
  *
  * The counters count what an operator must see to know work was rescued
- * or a stalled writer stopped: claims, claim conflicts, take-overs, lease
- * reclaims and stale-fence refusals.  They are kept per tenant (a tenant
- * must not learn about another's activity) in a hash table in shared
- * memory, so every backend adds to the same numbers, and they start from
- * zero with the server.  They are only kept when the library is preloaded
- * (the space is requested at startup); otherwise stats() reports them as
- * NULL rather than as numbers that silently miss events.
+ * or a stalled writer stopped: claims, claim conflicts, take-overs, claim
+ * timeouts, lease reclaims and stale-fence refusals.  They are kept per
+ * database and tenant (a tenant must not learn about another's activity,
+ * nor a database about another's) in a hash table in shared memory, so
+ * every backend adds to the same numbers, and they start from zero with
+ * the server.  The same entry holds the tenant's notifications that wait
+ * for the sweeper (notify.c).  Entries are only made for tenants a verb
+ * has entered (wl_tenant_enter: closed tenancy), so a caller cannot fill
+ * the table with tenants it makes up; the table has a hard cap and says
+ * once in the log when it is full.  Nothing of this is kept when the
+ * library is not preloaded (the space is requested at startup); stats()
+ * then reports the counters as NULL rather than as numbers that silently
+ * miss events.
+ *
+ * Locking: see stats.h.
  *
  *-------------------------------------------------------------------------
  */
 #include "stats.h"
 
 #include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -28,20 +38,58 @@
 
 bool		wl_preloaded = false;
 
+/* Sweeper slots without preloading: a few databases can use start_sweeper(). */
+#define WL_SLOTS_DYNAMIC	4
+/* With preloading: one per worker process, and a few for paused databases. */
+#define WL_SLOTS_SPARE		8
+
 static WlShared *wl_shared = NULL;
-static HTAB *tenant_counters = NULL;
+static HTAB *tenant_hash = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static int
+slot_count(void)
+{
+	return wl_preloaded ? max_worker_processes + WL_SLOTS_SPARE : WL_SLOTS_DYNAMIC;
+}
+
+static Size
+shared_size(void)
+{
+	return add_size(offsetof(WlShared, slots),
+					mul_size(slot_count(), sizeof(WlSweeperSlot)));
+}
 
 static void
 wl_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(WlShared)));
+	RequestAddinShmemSpace(MAXALIGN(shared_size()));
 	RequestAddinShmemSpace(hash_estimate_size(wl_max_tenant_counters,
-											  sizeof(WlTenantCounters)));
-	RequestNamedLWLockTranche("worklist", 1);
+											  sizeof(WlTenantEntry)));
+}
+
+/* The tenant hash compares the database and the name up to its NUL. */
+static uint32
+tenant_key_hash(const void *key, Size keysize)
+{
+	const WlTenantKey *k = (const WlTenantKey *) key;
+
+	return hash_bytes((const unsigned char *) k->tenant, strlen(k->tenant)) ^
+		hash_uint32((uint32) k->database);
+}
+
+static int
+tenant_key_match(const void *key1, const void *key2, Size keysize)
+{
+	const WlTenantKey *a = (const WlTenantKey *) key1;
+	const WlTenantKey *b = (const WlTenantKey *) key2;
+
+	if (a->database != b->database)
+		return 1;
+	return strcmp(a->tenant, b->tenant);
 }
 
 WlShared *
@@ -53,29 +101,34 @@ wl_shared_attach(void)
 		return wl_shared;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	wl_shared = ShmemInitStruct("worklist", sizeof(WlShared), &found);
+	wl_shared = ShmemInitStruct("worklist", shared_size(), &found);
 	if (!found)
 	{
-		SpinLockInit(&wl_shared->mutex);
-		memset(wl_shared->sweepers, 0, sizeof(wl_shared->sweepers));
-		wl_shared->counters_lock = NULL;
-		wl_shared->counters_full = false;
-		if (wl_preloaded)
-			wl_shared->counters_lock = &(GetNamedLWLockTranche("worklist"))->lock;
+		memset(wl_shared, 0, shared_size());
+		wl_shared->tranche_id = LWLockNewTrancheId();
+		LWLockInitialize(&wl_shared->lock, wl_shared->tranche_id);
+		LWLockInitialize(&wl_shared->tenants_lock, wl_shared->tranche_id);
+		wl_shared->launcher_procno = -1;
+		wl_shared->nslots = slot_count();
+		for (int i = 0; i < wl_shared->nslots; i++)
+			wl_shared->slots[i].pgprocno = -1;
 	}
 	if (wl_preloaded)
 	{
 		HASHCTL		info;
 
-		info.keysize = WL_TENANT_KEY_LEN;
-		info.entrysize = sizeof(WlTenantCounters);
-		tenant_counters = ShmemInitHash("worklist tenant counters",
-										wl_max_tenant_counters,
-										wl_max_tenant_counters,
-										&info,
-										HASH_ELEM | HASH_STRINGS);
+		info.keysize = sizeof(WlTenantKey);
+		info.entrysize = sizeof(WlTenantEntry);
+		info.hash = tenant_key_hash;
+		info.match = tenant_key_match;
+		tenant_hash = ShmemInitHash("worklist tenants",
+									wl_max_tenant_counters,
+									wl_max_tenant_counters,
+									&info,
+									HASH_ELEM | HASH_FUNCTION | HASH_COMPARE);
 	}
 	LWLockRelease(AddinShmemInitLock);
+	LWLockRegisterTranche(wl_shared->tranche_id, "worklist");
 	return wl_shared;
 }
 
@@ -100,88 +153,211 @@ wl_stats_shmem_init(void)
 	shmem_startup_hook = wl_shmem_startup;
 }
 
-/* Add n to a counter of tenant in shared memory. */
 static void
-count_now(const char *tenant, WlCounter counter, uint64 n)
+make_key(WlTenantKey *key, Oid database, const char *tenant)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlTenantCounters *entry;
-	char		key[WL_TENANT_KEY_LEN];
+	memset(key, 0, sizeof(*key));
+	key->database = database;
+	strlcpy(key->tenant, tenant, sizeof(key->tenant));
+}
+
+WlTenantEntry *
+wl_tenant_entry(Oid database, const char *tenant, bool create)
+{
+	WlShared   *shared;
+	WlTenantEntry *entry;
+	WlTenantKey key;
 	bool		found;
 	bool		became_full = false;
 
-	strlcpy(key, tenant, sizeof(key));
+	if (!wl_preloaded)
+		return NULL;
+	shared = wl_shared_attach();
+	make_key(&key, database, tenant);
 
-	LWLockAcquire(shared->counters_lock, LW_SHARED);
-	entry = hash_search(tenant_counters, key, HASH_FIND, NULL);
+	LWLockAcquire(&shared->tenants_lock, LW_SHARED);
+	entry = hash_search(tenant_hash, &key, HASH_FIND, NULL);
+	LWLockRelease(&shared->tenants_lock);
+	if (entry != NULL || !create)
+		return entry;
+
+	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
+	/* a hard cap: the table must not eat shared memory others need */
+	if (hash_get_num_entries(tenant_hash) < wl_max_tenant_counters)
+		entry = hash_search(tenant_hash, &key, HASH_ENTER_NULL, &found);
+	else
+		entry = hash_search(tenant_hash, &key, HASH_FIND, &found);
 	if (entry == NULL)
 	{
-		LWLockRelease(shared->counters_lock);
-		LWLockAcquire(shared->counters_lock, LW_EXCLUSIVE);
-		/* a hard cap: the table must not eat shared memory others need */
-		if (hash_get_num_entries(tenant_counters) < wl_max_tenant_counters)
-			entry = hash_search(tenant_counters, key, HASH_ENTER_NULL, &found);
-		else
-			entry = hash_search(tenant_counters, key, HASH_FIND, &found);
-		if (entry == NULL)
-		{
-			became_full = !shared->counters_full;
-			shared->counters_full = true;
-		}
-		else if (!found)
-			for (int i = 0; i < WL_COUNT__N; i++)
-				pg_atomic_init_u64(&entry->counters[i], 0);
+		became_full = !shared->tenants_full;
+		shared->tenants_full = true;
 	}
-	if (entry)
-		pg_atomic_fetch_add_u64(&entry->counters[counter], n);
-	LWLockRelease(shared->counters_lock);
+	else if (!found)
+	{
+		for (int i = 0; i < WL_COUNT__N; i++)
+			pg_atomic_init_u64(&entry->counters[i], 0);
+		for (int i = 0; i < WL_CHANGE__N; i++)
+			pg_atomic_init_u32(&entry->events[i], 0);
+		pg_atomic_init_u32(&entry->queued, 0);
+		entry->next_dirty = NULL;
+	}
+	LWLockRelease(&shared->tenants_lock);
 
 	if (became_full)
 		ereport(LOG,
-				(errmsg("worklist counters are full: counters of further tenants are not kept"),
-				 errdetail("Shared memory holds the counters of %d tenants.",
+				(errmsg("worklist tenant table is full: counters and notifications of further tenants are not kept"),
+				 errdetail("Shared memory holds %d tenants (of all databases).",
 						   wl_max_tenant_counters),
 				 errhint("Raise worklist.max_tenant_counters (needs a restart).")));
+	return entry;
 }
 
-/*
- * Counts of this transaction not yet added to shared memory: a claim,
- * take-over or lease reclaim counts when its transaction commits, so a
- * rolled-back one is not counted.  Each entry remembers the
- * (sub)transaction level it was made at, so a rolled-back subtransaction
- * takes its counts with it.  Allocated in TopTransactionContext.
+/* ----------
+ * What the current transaction did, per tenant
+ *
+ * One record per tenant and (sub)transaction level, in
+ * TopTransactionContext.  A subtransaction that commits hands its records
+ * to its parent; one that rolls back takes them with it.  At commit the
+ * records are added to shared memory (preloaded) or their events sent
+ * (not preloaded, in notify.c).
+ * ----------
  */
-typedef struct PendingCount
-{
-	int			nest_level;
-	WlCounter	counter;
-	char	   *tenant;
-} PendingCount;
-
-static List *pending_counts = NIL;
+static List *xact_tenants = NIL;
+static WlXactTenant *xact_last = NULL;	/* the last record used */
 static bool xact_callbacks_registered = false;
 
+static void xact_callback(XactEvent event, void *arg);
+static void subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							 SubTransactionId parentSubid, void *arg);
+
 static void
-counts_xact_callback(XactEvent event, void *arg)
+xact_forget(void)
 {
+	xact_tenants = NIL;
+	xact_last = NULL;
+}
+
+WlXactTenant *
+wl_xact_tenant(const char *tenant)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	MemoryContext old;
+	WlXactTenant *rec;
 	ListCell   *lc;
 
+	if (xact_last && xact_last->nest_level == level &&
+		strcmp(xact_last->tenant, tenant) == 0)
+		return xact_last;
+	foreach(lc, xact_tenants)
+	{
+		rec = (WlXactTenant *) lfirst(lc);
+		if (rec->nest_level == level && strcmp(rec->tenant, tenant) == 0)
+			return xact_last = rec;
+	}
+
+	if (!xact_callbacks_registered)
+	{
+		RegisterXactCallback(xact_callback, NULL);
+		RegisterSubXactCallback(subxact_callback, NULL);
+		xact_callbacks_registered = true;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	rec = palloc0(sizeof(WlXactTenant));
+	rec->tenant = pstrdup(tenant);
+	rec->nest_level = level;
+	xact_tenants = lappend(xact_tenants, rec);
+	MemoryContextSwitchTo(old);
+	return xact_last = rec;
+}
+
+/* Add what the records say to shared memory.  Never raises. */
+static void
+publish(void)
+{
+	bool		wake = false;
+	ListCell   *lc;
+
+	foreach(lc, xact_tenants)
+	{
+		WlXactTenant *rec = (WlXactTenant *) lfirst(lc);
+		bool		any = false;
+		WlTenantEntry *entry;
+
+		for (int i = 0; i < WL_COUNT__N && !any; i++)
+			any = rec->counts[i] != 0;
+		for (int i = 0; i < WL_CHANGE__N && !any; i++)
+			any = rec->events[i] != 0;
+		if (!any)
+			continue;
+		entry = wl_tenant_entry(MyDatabaseId, rec->tenant, true);
+		if (entry == NULL)
+			continue;			/* full: lost, and said so once */
+
+		for (int i = 0; i < WL_COUNT__N; i++)
+			if (rec->counts[i] != 0)
+				pg_atomic_fetch_add_u64(&entry->counters[i], rec->counts[i]);
+		any = false;
+		for (int i = 0; i < WL_CHANGE__N; i++)
+			if (rec->events[i] != 0)
+			{
+				pg_atomic_fetch_add_u32(&entry->events[i], rec->events[i]);
+				any = true;
+			}
+		if (any)
+		{
+			uint32		expected = 0;
+
+			if (pg_atomic_compare_exchange_u32(&entry->queued, &expected, 1))
+			{
+				WlShared   *shared = wl_shared_attach();
+
+				LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
+				entry->next_dirty = shared->dirty_head;
+				shared->dirty_head = entry;
+				LWLockRelease(&shared->tenants_lock);
+				wake = true;
+			}
+		}
+	}
+	if (wake)
+		wl_notify_wake_sweeper();
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (!wl_preloaded && xact_tenants != NIL)
+				wl_notify_at_commit(xact_tenants);
+			break;
 		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
+			if (wl_preloaded)
+				publish();
+			xact_forget();
+			break;
 		case XACT_EVENT_PREPARE:
-			foreach(lc, pending_counts)
+			/*
+			 * Counters count a prepared claim as PostgreSQL counts a prepared
+			 * transaction's work; its notifications are dropped: whether it
+			 * will commit is not known here.
+			 */
+			if (wl_preloaded)
 			{
-				PendingCount *pc = (PendingCount *) lfirst(lc);
+				ListCell   *lc;
 
-				count_now(pc->tenant, pc->counter, 1);
+				foreach(lc, xact_tenants)
+					memset(((WlXactTenant *) lfirst(lc))->events, 0,
+						   sizeof(((WlXactTenant *) NULL)->events));
+				publish();
 			}
-			pending_counts = NIL;
+			xact_forget();
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			pending_counts = NIL;
+		case XACT_EVENT_PARALLEL_COMMIT:
+			xact_forget();
 			break;
 		default:
 			break;
@@ -189,100 +365,100 @@ counts_xact_callback(XactEvent event, void *arg)
 }
 
 static void
-counts_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						SubTransactionId parentSubid, void *arg)
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
 {
 	int			level = GetCurrentTransactionNestLevel();
 	ListCell   *lc;
 
-	if (event == SUBXACT_EVENT_ABORT_SUB)
+	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
+		return;
+	xact_last = NULL;
+	foreach(lc, xact_tenants)
 	{
-		foreach(lc, pending_counts)
-		{
-			PendingCount *pc = (PendingCount *) lfirst(lc);
+		WlXactTenant *rec = (WlXactTenant *) lfirst(lc);
+		WlXactTenant *parent = NULL;
+		ListCell   *pc;
 
-			if (pc->nest_level >= level)
-				pending_counts = foreach_delete_current(pending_counts, lc);
-		}
-	}
-	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-	{
-		foreach(lc, pending_counts)
+		if (rec->nest_level < level)
+			continue;
+		if (event == SUBXACT_EVENT_ABORT_SUB)
 		{
-			PendingCount *pc = (PendingCount *) lfirst(lc);
-
-			if (pc->nest_level >= level)
-				pc->nest_level = level - 1;
+			xact_tenants = foreach_delete_current(xact_tenants, lc);
+			continue;
 		}
+		/* commit: the parent's record of this tenant takes the counts */
+		foreach(pc, xact_tenants)
+		{
+			WlXactTenant *p = (WlXactTenant *) lfirst(pc);
+
+			if (p->nest_level == level - 1 && strcmp(p->tenant, rec->tenant) == 0)
+				parent = p;
+		}
+		if (parent == NULL)
+		{
+			rec->nest_level = level - 1;
+			continue;
+		}
+		for (int i = 0; i < WL_COUNT__N; i++)
+			parent->counts[i] += rec->counts[i];
+		for (int i = 0; i < WL_CHANGE__N; i++)
+			parent->events[i] += rec->events[i];
+		xact_tenants = foreach_delete_current(xact_tenants, lc);
 	}
 }
 
-/*
- * Count an event of a tenant.  Claims, take-overs, lease reclaims and claim
- * timeouts count at commit; claim conflicts and stale-fence refusals are
- * refusals, which end their transaction in an error, so they count at
- * once.
+/* ----------
+ * Counters
+ * ----------
  */
 void
-wl_count_tenant(const char *tenant, WlCounter counter)
+wl_count_n(WlCounter counter, uint32 n)
 {
-	MemoryContext old;
-	PendingCount *pc;
+	const char *tenant = wl_tenant_setting;
 
-	if (!wl_preloaded || tenant == NULL)
+	if (!wl_preloaded || tenant == NULL || n == 0)
 		return;
 	if (counter == WL_COUNT_CLAIM_CONFLICTS || counter == WL_COUNT_STALE_FENCES)
 	{
-		count_now(tenant, counter, 1);
+		WlTenantEntry *entry = wl_tenant_entry(MyDatabaseId, tenant, true);
+
+		if (entry)
+			pg_atomic_fetch_add_u64(&entry->counters[counter], n);
 		return;
 	}
-
-	if (!xact_callbacks_registered)
-	{
-		RegisterXactCallback(counts_xact_callback, NULL);
-		RegisterSubXactCallback(counts_subxact_callback, NULL);
-		xact_callbacks_registered = true;
-	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	pc = palloc(sizeof(PendingCount));
-	pc->nest_level = GetCurrentTransactionNestLevel();
-	pc->counter = counter;
-	pc->tenant = pstrdup(tenant);
-	pending_counts = lappend(pending_counts, pc);
-	MemoryContextSwitchTo(old);
+	wl_xact_tenant(tenant)->counts[counter] += n;
 }
 
-/* Count an event of the current tenant (the worklist.tenant setting). */
 void
 wl_count(WlCounter counter)
 {
-	wl_count_tenant(wl_tenant_setting, counter);
+	wl_count_n(counter, 1);
 }
 
 bool
 wl_tenant_counters(const char *tenant, uint64 *out)
 {
 	WlShared   *shared;
-	WlTenantCounters *entry;
-	char		key[WL_TENANT_KEY_LEN];
-	bool		kept = true;
+	WlTenantEntry *entry;
+	bool		full;
 
 	if (!wl_preloaded)
 		return false;
 	shared = wl_shared_attach();
-	strlcpy(key, tenant, sizeof(key));
-
-	LWLockAcquire(shared->counters_lock, LW_SHARED);
-	entry = hash_search(tenant_counters, key, HASH_FIND, NULL);
+	entry = wl_tenant_entry(MyDatabaseId, tenant, false);
 	if (entry)
+	{
 		for (int i = 0; i < WL_COUNT__N; i++)
 			out[i] = pg_atomic_read_u64(&entry->counters[i]);
-	else if (shared->counters_full)
-		kept = false;			/* it may have counted and had no room */
-	else
-		memset(out, 0, sizeof(uint64) * WL_COUNT__N);
-	LWLockRelease(shared->counters_lock);
-	return kept;
+		return true;
+	}
+	memset(out, 0, sizeof(uint64) * WL_COUNT__N);
+	/* a tenant without an entry may have counted when there was no room */
+	LWLockAcquire(&shared->tenants_lock, LW_SHARED);
+	full = shared->tenants_full;
+	LWLockRelease(&shared->tenants_lock);
+	return !full;
 }
 
 PG_FUNCTION_INFO_V1(wl_stats);
@@ -326,7 +502,8 @@ wl_stats(PG_FUNCTION_ARGS)
 		" 'counters', pg_catalog.jsonb_build_object("
 		"    'claims', $2, 'claim_conflicts', $3, 'take_overs', $4,"
 		"    'lease_reclaims', $5, 'stale_fence_refusals', $6, 'claim_timeouts', $7))",
-		7, {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID}, .name = "stats.tenant"
+		7, {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID},
+		.name = "stats.stats"
 	};
 	text	   *tenant = wl_tenant_enter();
 	uint64		counters[WL_COUNT__N];

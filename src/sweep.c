@@ -24,8 +24,14 @@ PG_FUNCTION_INFO_V1(wl_sweep);
 void
 wl_sweep_tenant(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 {
+	int32		released = result->claims_released;
+
 	wl_task_sweep(tenant, now, lim, result);
 	wl_task_claim_timeouts(tenant, now, lim, result);
+	/* the counter of stats(): a claim timeout counts when the sweep commits */
+	if (result->claims_released > released)
+		wl_count_n(WL_COUNT_CLAIM_TIMEOUTS,
+				   (uint32) (result->claims_released - released));
 	wl_ticket_watchdog(tenant, now, lim, result);
 	wl_retention_purge(tenant, now, lim, result);
 }

@@ -2,40 +2,69 @@
  *
  * sweeper.c
  *	  The sweeper: a background worker that runs the sweep for every
- *	  tenant of one database, so expiry policies and ticket escalations
- *	  fire without anybody calling worklist.sweep().
+ *	  tenant of one database, so expiry policies, claim timeouts, ticket
+ *	  escalations and retention happen without anybody calling
+ *	  worklist.sweep(), and that sends the database's notifications.
  *
- * With shared_preload_libraries = 'worklist' one sweeper is registered at
- * server start for worklist.database; worklist.start_sweeper() starts one
- * for the current database where the library is not preloaded.  It starts
- * only once the server accepts writes (never on a hot standby: it starts
- * when the standby is promoted), and is restarted after a crash.
+ * Who starts it: with shared_preload_libraries = 'worklist', the launcher
+ * (launcher.c) keeps one per database that has the extension; without
+ * preloading, worklist.start_sweeper() starts one for the current
+ * database.  Either way there is at most one per database: it claims the
+ * database's slot in shared memory, and a second one leaves.
  *
- * A tick:
- *	 1. lists the tenants that have tasks or tickets (a loose scan of the
- *		primary keys: one index probe per tenant);
+ * It checks for the extension as soon as it has connected.  A tick, every
+ * worklist.sweep_interval (the first one interval after it started):
+ *	 1. checks that the extension is there at the library's version (it
+ *		leaves when the extension is gone, and waits, saying so once, while
+ *		it is older than the library), and lists the tenants with something
+ *		due (wl_due_tenants);
  *	 2. in rounds, gives every tenant that may still have due work one batch
- *		of worklist.sweep_batch rows -- its overdue tasks, then its due
- *		tickets -- each batch in a transaction of its own, so no row lock is
- *		held longer than one batch and a tenant with a large backlog delays
- *		another tenant by at most one batch;
+ *		of worklist.sweep_batch rows, each batch in a transaction of its own
+ *		with worklist.tenant set to that tenant, so no row lock is held
+ *		longer than one batch and a tenant with a large backlog delays
+ *		another by at most one batch;
  *	 3. stops when every tenant came back with less than a full batch, or
  *		when the tick has used its budget (one sweep_interval, at least one
  *		second), in which case the next tick starts without waiting.
- * Rows a reviewer holds locked are skipped (SKIP LOCKED in the sweeps), so
- * a batch of them never blocks the rows behind.
  *
- * An error in a tick is logged, recorded in the sweeper's status, and the
- * next tick goes on.  While the extension is not installed in the database
- * the sweeper says so once and waits.
+ * One tenant cannot stop or slow the others: an error in its batch (bad
+ * data, a resource limit, anything) rolls back that batch only; the tick
+ * goes on; the error is kept in the status with the tenant named; the
+ * tenant is retried after a pause that doubles with each failure in a row
+ * (1 s up to 5 min); the log gets at most one line per failing tenant per
+ * minute.  A batch of the tenant that succeeds clears it.
+ *
+ * Between units of work (batches, sends, and at least every 250 ms while
+ * idle) the sweeper
+ *	 - sends the notifications committed in its database (notify.c);
+ *	 - leaves when asked to (the launcher's utility hook does, before DROP
+ *	   DATABASE and the other commands that need the database to itself),
+ *	   and, as a fallback where no hook runs (start_sweeper() without
+ *	   preloading), when it sees that another transaction has held, for at
+ *	   least 100 ms, a lock on its database that conflicts with a
+ *	   connection's: one of those commands waiting for it to go.  (The
+ *	   100 ms keep a caller that only tries such a command, and fails its
+ *	   permission check at once, from stopping the sweeper.)
+ *
+ * Statistics: each batch reports its changes to the cumulative statistics
+ * after it commits (at most once a second, pgstat_report_stat(false)) and
+ * the tick forces a report at its end, so autovacuum sees the sweeper's
+ * dead rows while it runs.
+ *
+ * Status: the sweeper writes its slot (stats.h) under WlShared.lock;
+ * worklist.sweeper_status reads the current database's slot under it.
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
-#include "stats.h"
+#include "sweeper.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -43,46 +72,162 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 PGDLLEXPORT void wl_sweeper_main(Datum main_arg);
-void		wl_sweeper_init(void);
 
 PG_FUNCTION_INFO_V1(wl_start_sweeper);
 PG_FUNCTION_INFO_V1(wl_sweeper_status);
 
-/* Seconds before the postmaster restarts a sweeper that exited with an error. */
+/* A start_sweeper() sweeper that exits with an error comes back after this. */
 #define SWEEPER_RESTART_SECONDS 5
+/* ... but gives up after this many restarts that could not connect. */
+#define SWEEPER_CONNECT_ATTEMPTS 3
+/* Longest wait while idle before looking for a database lock. */
+#define IDLE_CHECK_MS		250
+/* How long a conflicting lock must be held before the sweeper leaves. */
+#define LOCK_PATIENCE_MS	100
+/* Retry pauses of a failing tenant, and how often its failures are logged. */
+#define RETRY_FIRST_MS		1000
+#define RETRY_MAX_MS		(300 * 1000)
+#define LOG_EVERY_MS		(60 * 1000)
 
 /* This sweeper's slot in shared memory. */
-static WlSweeperStatus *my_slot = NULL;
-
-/* Database named by worklist.database when this sweeper connected. */
-static char *connected_to = NULL;
+static WlSweeperSlot *my_slot = NULL;
 
 /* Name of the database this sweeper works in (for messages). */
 static char *database_name = NULL;
 
-/* Has the "waiting for the extension" line been logged? */
-static bool announced_missing = false;
+/* Has the extension been found here (at the right version)? */
+static bool found_extension = false;
+/* Has the wait for ALTER EXTENSION ... UPDATE been logged? */
+static bool announced_old = false;
 
-static void
-fill_worker(BackgroundWorker *worker, Oid database)
+/* Holders of a conflicting lock on this database, as last seen. */
+#define LOCK_SEEN_MAX 4
+static VirtualTransactionId lock_seen[LOCK_SEEN_MAX];
+static int	lock_seen_n = 0;
+static TimestampTz lock_seen_at = 0;
+
+/* A failing tenant (local to the sweeper). */
+typedef struct TenantFailure
+{
+	char		tenant[WL_TENANT_KEY_LEN];	/* hash key */
+	int			failures;		/* in a row; 0 once it recovered */
+	TimestampTz retry_at;
+	TimestampTz logged_at;		/* 0: never logged */
+	int			unlogged;		/* failures since the last line */
+} TenantFailure;
+
+static HTAB *failures = NULL;
+static int	failing = 0;		/* entries with failures > 0 */
+
+/* Errors outside any tenant's batch, logged at most once a minute too. */
+static TimestampTz general_logged_at = 0;
+
+/* ----------
+ * Recovering from errors
+ * ----------
+ */
+ErrorData *
+wl_worker_recover(MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	HOLD_INTERRUPTS();
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	RESUME_INTERRUPTS();
+	return edata;
+}
+
+bool
+wl_log_due(TimestampTz *last)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (*last != 0 && !TimestampDifferenceExceeds(*last, now, LOG_EVERY_MS))
+		return false;
+	*last = now;
+	return true;
+}
+
+/* ----------
+ * Slots
+ * ----------
+ */
+WlSweeperSlot *
+wl_slot_find(WlShared *shared, Oid database)
+{
+	for (int i = 0; i < shared->nslots; i++)
+		if (shared->slots[i].database == database)
+			return &shared->slots[i];
+	return NULL;
+}
+
+bool
+wl_pid_alive(pid_t pid)
+{
+	return pid != 0 && BackendPidGetProc(pid) != NULL;
+}
+
+WlSweeperSlot *
+wl_slot_take(WlShared *shared, Oid database)
+{
+	WlSweeperSlot *slot = wl_slot_find(shared, database);
+	WlSweeperSlot *oldest = NULL;
+
+	if (slot)
+		return slot;
+	for (int i = 0; i < shared->nslots; i++)
+	{
+		WlSweeperSlot *s = &shared->slots[i];
+
+		if (s->database == InvalidOid)
+		{
+			oldest = s;
+			break;
+		}
+		/* a slot whose database nobody works in or holds may be reused */
+		if (wl_pid_alive(s->pid) || wl_pid_alive(s->paused_by) ||
+			wl_pid_alive(s->starter))
+			continue;
+		if (oldest == NULL || s->used_at < oldest->used_at)
+			oldest = s;
+	}
+	if (oldest == NULL)
+		return NULL;
+	memset(oldest, 0, sizeof(*oldest));
+	oldest->database = database;
+	oldest->pgprocno = -1;
+	oldest->used_at = GetCurrentTimestamp();
+	return oldest;
+}
+
+void
+wl_sweeper_worker(BackgroundWorker *worker, Oid database, int restart_time)
 {
 	memset(worker, 0, sizeof(*worker));
 	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker->bgw_restart_time = SWEEPER_RESTART_SECONDS;
+	worker->bgw_restart_time = restart_time;
 	strlcpy(worker->bgw_library_name, "worklist", BGW_MAXLEN);
 	strlcpy(worker->bgw_function_name, "wl_sweeper_main", BGW_MAXLEN);
 	strlcpy(worker->bgw_name, "worklist sweeper", BGW_MAXLEN);
@@ -90,22 +235,6 @@ fill_worker(BackgroundWorker *worker, Oid database)
 	worker->bgw_main_arg = ObjectIdGetDatum(database);
 }
 
-void
-wl_sweeper_init(void)
-{
-	BackgroundWorker worker;
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	/* InvalidOid: connect to worklist.database */
-	fill_worker(&worker, InvalidOid);
-	RegisterBackgroundWorker(&worker);
-}
-
-/* ----------
- * Status slot
- * ----------
- */
 static void
 release_slot(int code, Datum arg)
 {
@@ -113,52 +242,105 @@ release_slot(int code, Datum arg)
 
 	if (my_slot == NULL)
 		return;
-	SpinLockAcquire(&shared->mutex);
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	if (my_slot->pid == MyProcPid)
+	{
 		my_slot->pid = 0;
-	SpinLockRelease(&shared->mutex);
+		my_slot->pgprocno = -1;
+		if (code != 0 && my_slot->exit_reason == WL_EXIT_NONE)
+			my_slot->exit_reason = WL_EXIT_FAILED;
+	}
+	LWLockRelease(&shared->lock);
 	my_slot = NULL;
 }
 
 /*
- * Take the slot of this database (or a free one) and mark it running.
- * One sweeper per database: when another one already runs there (say the
- * preloaded one came back while start_sweeper() had started another), this
- * one leaves for good (exit code 0: the postmaster does not restart it).
+ * Leave for good (exit code 0: the postmaster does not restart it), saying
+ * why in the slot.  The launcher reads the reason and starts another
+ * sweeper when one is due; without preloading nobody does, until
+ * start_sweeper() is called again.
  */
 static void
-claim_slot(Oid database)
+leave(WlSweeperExit reason)
 {
 	WlShared   *shared = wl_shared_attach();
-	WlSweeperStatus *slot = NULL;
-	pid_t		other = 0;
 
-	SpinLockAcquire(&shared->mutex);
-	for (int i = 0; i < WL_MAX_SWEEPERS && slot == NULL; i++)
-		if (shared->sweepers[i].used && shared->sweepers[i].database == database)
-			slot = &shared->sweepers[i];
-	if (slot && slot->pid != 0 && slot->pid != MyProcPid)
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	if (my_slot && my_slot->pid == MyProcPid)
+		my_slot->exit_reason = reason;
+	LWLockRelease(&shared->lock);
+	proc_exit(0);
+}
+
+/*
+ * Without preloading, a sweeper restarted by the postmaster for a database
+ * that it could not connect to the last few times (it was dropped) gives
+ * up before trying again.  Called before connecting.
+ */
+static void
+count_connect_attempt(Oid database)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	bool		give_up = false;
+
+	if (wl_preloaded)
+		return;					/* the launcher decides */
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	slot = wl_slot_find(shared, database);
+	if (slot && slot->pid == 0)
 	{
+		give_up = slot->connect_failures >= SWEEPER_CONNECT_ATTEMPTS;
+		if (give_up)
+			slot->connect_failures = 0;
+		else
+			slot->connect_failures++;
+	}
+	LWLockRelease(&shared->lock);
+	if (give_up)
+	{
+		ereport(LOG,
+				(errmsg("worklist sweeper for database %u gives up: it could not connect %d times",
+						database, SWEEPER_CONNECT_ATTEMPTS)));
+		proc_exit(0);
+	}
+}
+
+/*
+ * Take the slot of this database and mark it running.  One sweeper per
+ * database: when another one already works here, this one leaves for good.
+ */
+static void
+claim_slot(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	pid_t		other = 0;
+	bool		paused = false;
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	slot = wl_slot_take(shared, MyDatabaseId);
+	if (slot && slot->pid != 0 && slot->pid != MyProcPid && wl_pid_alive(slot->pid))
 		other = slot->pid;
-		slot = NULL;
-	}
-	else
+	else if (slot && wl_pid_alive(slot->paused_by))
+		paused = true;
+	else if (slot)
 	{
-		for (int i = 0; i < WL_MAX_SWEEPERS && slot == NULL; i++)
-			if (!shared->sweepers[i].used || shared->sweepers[i].pid == 0)
-			{
-				slot = &shared->sweepers[i];
-				memset(slot, 0, sizeof(*slot));
-			}
-		if (slot)
-		{
-			slot->used = true;
-			slot->pid = MyProcPid;
-			slot->database = database;
-			slot->started_at = GetCurrentTimestamp();
-		}
+		slot->pid = MyProcPid;
+		slot->pgprocno = MyProc->pgprocno;
+		slot->used_at = GetCurrentTimestamp();
+		slot->started_at = slot->used_at;
+		slot->exit_reason = WL_EXIT_NONE;
+		slot->stop_requested = false;
+		slot->recheck_extension = false;
+		slot->ran = false;
+		slot->connect_failures = 0;
+		slot->starter = 0;
+		slot->n_error_tenants = 0;	/* this sweeper's failures are its own */
+		slot->notify_pending = true;	/* send what waited meanwhile */
+		my_slot = slot;
 	}
-	SpinLockRelease(&shared->mutex);
+	LWLockRelease(&shared->lock);
 
 	if (other != 0)
 	{
@@ -167,22 +349,28 @@ claim_slot(Oid database)
 						(int) other)));
 		proc_exit(0);
 	}
+	if (paused)
+		proc_exit(0);			/* the launcher starts it once the pause ends */
 	if (slot == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many worklist sweepers"),
-				 errdetail("At most %d sweepers can run at once.", WL_MAX_SWEEPERS)));
-	my_slot = slot;
+				 errdetail("Shared memory holds the status of %d sweepers.",
+						   shared->nslots)));
 	before_shmem_exit(release_slot, (Datum) 0);
 }
 
+/* ----------
+ * Status
+ * ----------
+ */
 static void
 record_tick(TimestampTz start, const WlSweepResult *done)
 {
 	WlShared   *shared = wl_shared_attach();
 	TimestampTz end = GetCurrentTimestamp();
 
-	SpinLockAcquire(&shared->mutex);
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	my_slot->last_tick = end;
 	my_slot->last_duration_ms = (double) (end - start) / 1000.0;
 	my_slot->ticks++;
@@ -191,22 +379,245 @@ record_tick(TimestampTz start, const WlSweepResult *done)
 	my_slot->escalated += done->escalated;
 	my_slot->tickets_escalated += done->tickets_escalated;
 	my_slot->tickets_confirmed += done->tickets_confirmed;
-	SpinLockRelease(&shared->mutex);
+	my_slot->claims_released += done->claims_released;
+	my_slot->purged += done->purged;
+	LWLockRelease(&shared->lock);
 }
 
+/* Copy a message cut at a character boundary (half a character is not text). */
 static void
-record_error(const char *message)
+copy_text(char *dst, size_t size, const char *src)
+{
+	int			len = pg_mbcliplen(src, strlen(src), size - 1);
+
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+/* Keep an error in the status, with the tenant it came from (or none). */
+static void
+record_error(const char *tenant, const char *message)
 {
 	WlShared   *shared = wl_shared_attach();
 	TimestampTz at = GetCurrentTimestamp();
-	/* cut at a character boundary: half a character is not valid text */
-	int			len = pg_mbcliplen(message, strlen(message), WL_ERROR_LEN - 1);
 
-	SpinLockAcquire(&shared->mutex);
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	my_slot->last_error_at = at;
-	memcpy(my_slot->last_error, message, len);
-	my_slot->last_error[len] = '\0';
-	SpinLockRelease(&shared->mutex);
+	copy_text(my_slot->last_error, sizeof(my_slot->last_error), message);
+	strlcpy(my_slot->last_error_tenant, tenant ? tenant : "",
+			sizeof(my_slot->last_error_tenant));
+	if (tenant)
+	{
+		bool		listed = false;
+
+		for (int i = 0; i < my_slot->n_error_tenants && !listed; i++)
+			listed = strcmp(my_slot->error_tenants[i], tenant) == 0;
+		if (!listed && my_slot->n_error_tenants < WL_ERROR_TENANTS)
+			strlcpy(my_slot->error_tenants[my_slot->n_error_tenants++], tenant,
+					WL_TENANT_KEY_LEN);
+	}
+	LWLockRelease(&shared->lock);
+}
+
+static void
+unlist_error_tenant(const char *tenant)
+{
+	WlShared   *shared = wl_shared_attach();
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < my_slot->n_error_tenants; i++)
+		if (strcmp(my_slot->error_tenants[i], tenant) == 0)
+		{
+			int			last = --my_slot->n_error_tenants;
+
+			if (i != last)
+				memcpy(my_slot->error_tenants[i], my_slot->error_tenants[last],
+					   WL_TENANT_KEY_LEN);
+			break;
+		}
+	LWLockRelease(&shared->lock);
+}
+
+/* ----------
+ * Failing tenants
+ * ----------
+ */
+
+/* One log line may not become several: control characters become '?'. */
+static char *
+one_line(const char *s)
+{
+	char	   *copy = pstrdup(s);
+
+	for (char *p = copy; *p; p++)
+		if ((unsigned char) *p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return copy;
+}
+
+static TenantFailure *
+failure_of(const char *tenant, bool create)
+{
+	char		key[WL_TENANT_KEY_LEN];
+
+	if (failures == NULL)
+	{
+		HASHCTL		info;
+
+		if (!create)
+			return NULL;
+		info.keysize = WL_TENANT_KEY_LEN;
+		info.entrysize = sizeof(TenantFailure);
+		failures = hash_create("worklist sweeper failing tenants", 64, &info,
+							   HASH_ELEM | HASH_STRINGS);
+	}
+	memset(key, 0, sizeof(key));
+	strlcpy(key, tenant, sizeof(key));
+	if (create)
+	{
+		bool		found;
+		TenantFailure *f = hash_search(failures, key, HASH_ENTER, &found);
+
+		if (!found)
+		{
+			f->failures = 0;
+			f->retry_at = 0;
+			f->logged_at = 0;
+			f->unlogged = 0;
+		}
+		return f;
+	}
+	return hash_search(failures, key, HASH_FIND, NULL);
+}
+
+/* Is the tenant pausing after failures? */
+static bool
+tenant_pausing(const char *tenant, TimestampTz now)
+{
+	TenantFailure *f;
+
+	if (failing == 0)
+		return false;
+	f = failure_of(tenant, false);
+	return f && f->failures > 0 && now < f->retry_at;
+}
+
+static void
+tenant_failed(const char *tenant, const char *message)
+{
+	TenantFailure *f = failure_of(tenant, true);
+	TimestampTz now = GetCurrentTimestamp();
+	int64		pause_ms;
+
+	if (f->failures++ == 0)
+		failing++;
+	pause_ms = (int64) RETRY_FIRST_MS << Min(f->failures - 1, 20);
+	pause_ms = Min(pause_ms, RETRY_MAX_MS);
+	f->retry_at = TimestampTzPlusMilliseconds(now, pause_ms);
+	f->unlogged++;
+	record_error(tenant, message);
+
+	if (wl_log_due(&f->logged_at))
+	{
+		ereport(LOG,
+				(errmsg("worklist sweeper: the sweep of tenant \"%s\" in database \"%s\" failed (%d time(s) since the last report, %d in a row; next try in %d s): %s",
+						one_line(tenant), database_name, f->unlogged,
+						f->failures, (int) (pause_ms / 1000), one_line(message))));
+		f->unlogged = 0;
+	}
+}
+
+static void
+tenant_succeeded(const char *tenant)
+{
+	TenantFailure *f;
+
+	if (failing == 0)
+		return;
+	f = failure_of(tenant, false);
+	if (f == NULL || f->failures == 0)
+		return;
+	f->failures = 0;
+	failing--;
+	unlist_error_tenant(tenant);
+}
+
+/*
+ * Forget recovered tenants whose last log line is older than a minute (so
+ * a tenant that recovers and fails again within the minute logs nothing
+ * more).  Costs what is failing, not what exists.
+ */
+static void
+forget_recovered(void)
+{
+	HASH_SEQ_STATUS seq;
+	TenantFailure *f;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (failures == NULL || hash_get_num_entries(failures) == failing)
+		return;
+	hash_seq_init(&seq, failures);
+	while ((f = hash_seq_search(&seq)) != NULL)
+		if (f->failures == 0 &&
+			TimestampDifferenceExceeds(f->logged_at, now, LOG_EVERY_MS))
+			hash_search(failures, f->tenant, HASH_REMOVE, NULL);
+}
+
+/* ----------
+ * Leaving the database alone when asked
+ * ----------
+ */
+
+/*
+ * Has another transaction held, for LOCK_PATIENCE_MS or more, a lock on
+ * this database that a connection's RowExclusiveLock conflicts with?  DROP
+ * DATABASE, ALTER DATABASE ... RENAME / SET TABLESPACE and CREATE DATABASE
+ * ... TEMPLATE take one and then wait for every other session to leave.
+ */
+static bool
+database_lock_wanted(void)
+{
+	LOCKTAG		tag;
+	VirtualTransactionId *holders;
+	int			n;
+	bool		persisted = false;
+	TimestampTz now = GetCurrentTimestamp();
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+	holders = GetLockConflicts(&tag, RowExclusiveLock, &n);
+	for (int i = 0; i < n && !persisted; i++)
+		for (int j = 0; j < lock_seen_n && !persisted; j++)
+			persisted = VirtualTransactionIdEquals(holders[i], lock_seen[j]);
+	if (persisted)
+		persisted = TimestampDifferenceExceeds(lock_seen_at, now, LOCK_PATIENCE_MS);
+	else
+	{
+		lock_seen_n = Min(n, LOCK_SEEN_MAX);
+		for (int i = 0; i < lock_seen_n; i++)
+			lock_seen[i] = holders[i];
+		lock_seen_at = now;
+	}
+	pfree(holders);
+	return persisted;
+}
+
+/* Leave if the hook asked, or if a database command waits for us. */
+static void
+check_stop(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	bool		asked;
+
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	asked = my_slot->stop_requested;
+	LWLockRelease(&shared->lock);
+	if (asked || database_lock_wanted())
+	{
+		ereport(LOG,
+				(errmsg("worklist sweeper leaves database \"%s\" for a command that needs it alone",
+						database_name)));
+		leave(WL_EXIT_STOPPED);
+	}
 }
 
 /* ----------
@@ -230,20 +641,133 @@ end_xact(void)
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
+/* The extension's version here, or NULL when it is not installed. */
+static char *
+extension_version(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char	   *version = NULL;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("worklist"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
+		version = isnull ? pstrdup("") : TextDatumGetCString(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
+/*
+ * Is the extension here at the library's version?  Leaves when it is gone;
+ * says once that it waits while the version is another.  Runs in a
+ * transaction.
+ */
+static bool
+extension_ready(void)
+{
+	char	   *version = extension_version();
+
+	if (version == NULL)
+	{
+		if (found_extension)
+			ereport(LOG,
+					(errmsg("worklist sweeper leaves database \"%s\": the extension was dropped",
+							database_name)));
+		AbortCurrentTransaction();
+		leave(WL_EXIT_NO_EXTENSION);
+	}
+	if (strcmp(version, WL_EXTVERSION) != 0)
+	{
+		if (!announced_old)
+			ereport(LOG,
+					(errmsg("worklist sweeper is waiting in database \"%s\": the extension is at version %s, the library at %s",
+							database_name, version, WL_EXTVERSION),
+					 errhint("Run ALTER EXTENSION worklist UPDATE in that database.")));
+		announced_old = true;
+		return false;
+	}
+	if (!found_extension || announced_old)
+	{
+		WlShared   *shared = wl_shared_attach();
+
+		ereport(LOG,
+				(errmsg("worklist sweeper started in database \"%s\"", database_name),
+				 errdetail("Sweeping every %d ms in batches of %d.",
+						   wl_sweep_interval, wl_sweep_batch)));
+		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+		my_slot->ran = true;
+		LWLockRelease(&shared->lock);
+	}
+	found_extension = true;
+	announced_old = false;
+	return true;
+}
+
+/*
+ * After an error: if the extension was dropped meanwhile (a statement then
+ * fails on a relation that no longer exists), that was the error; leave.
+ */
+static void
+leave_if_dropped(void)
+{
+	bool		gone;
+
+	StartTransactionCommand();
+	gone = !OidIsValid(get_extension_oid("worklist", true));
+	CommitTransactionCommand();
+	if (gone)
+	{
+		ereport(LOG,
+				(errmsg("worklist sweeper leaves database \"%s\": the extension was dropped",
+						database_name)));
+		leave(WL_EXIT_NO_EXTENSION);
+	}
+}
+
+/* The extension check on its own, when a change of extensions committed. */
+static void
+recheck_extension(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	bool		asked;
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	asked = my_slot->recheck_extension;
+	my_slot->recheck_extension = false;
+	LWLockRelease(&shared->lock);
+	if (!asked)
+		return;
+	begin_xact("worklist sweeper: checking the extension");
+	(void) extension_ready();
+	end_xact();
+}
+
 /*
  * The tenants with something due, in a transaction of their own.  Returns
- * a list of text datums allocated in cxt; NIL when the extension is not
- * installed.
+ * a list of text datums allocated in cxt; *ready is false (and the list
+ * NIL) while the extension waits for an update.
  */
 static List *
-list_tenants(MemoryContext cxt, bool *installed)
+list_tenants(MemoryContext cxt, bool *ready)
 {
 	List	   *tenants = NIL;
 	WlSpi		spi;
 
 	begin_xact("worklist sweeper: listing tenants");
-	*installed = OidIsValid(get_extension_oid("worklist", true));
-	if (*installed)
+	*ready = extension_ready();
+	if (*ready)
 	{
 		wl_spi_begin(&spi);
 		tenants = wl_due_tenants(GetCurrentTransactionStartTimestamp(), cxt);
@@ -253,33 +777,72 @@ list_tenants(MemoryContext cxt, bool *installed)
 	return tenants;
 }
 
+/* Send the notifications waiting for this database if they are due. */
+static void
+send_if_due(void)
+{
+	if (wl_notify_due() == 0)
+		wl_notify_send();
+}
+
+/* What runs between two units of work. */
+static void
+between_units(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	check_stop();
+	send_if_due();
+}
+
 /*
  * One batch for one tenant, in a transaction of its own.  Returns whether
- * the batch came back full, i.e. whether more may be due.
+ * the batch came back full, i.e. whether more may be due.  An error rolls
+ * back this batch only and is charged to the tenant.
  */
 static bool
-sweep_batch(text *tenant, int batch, WlSweepResult *total)
+sweep_batch(text *tenant, int batch, WlSweepResult *total, MemoryContext cxt)
 {
 	WlSweepResult r = {0};
-	WlSpi		spi;
-	TimestampTz now;
-	bool		full;
+	char	   *tenant_c = text_to_cstring(tenant);
+	volatile bool ok = false;
 
-	begin_xact("worklist sweeper: sweeping");
-	if (!OidIsValid(get_extension_oid("worklist", true)))
+	PG_TRY();
 	{
-		end_xact();
-		return false;
-	}
-	now = GetCurrentTransactionStartTimestamp();
-	wl_spi_begin(&spi);
-	wl_sweep_tenant(tenant, now, batch, &r);
-	wl_spi_end(&spi);
-	end_xact();
+		WlSpi		spi;
 
-	full = wl_sweep_full(&r, batch);
+		begin_xact("worklist sweeper: sweeping");
+		if (OidIsValid(get_extension_oid("worklist", true)))
+		{
+			/* what the parts count (wl_count) is counted for this tenant */
+			(void) set_config_option("worklist.tenant", tenant_c, PGC_USERSET,
+									 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
+									 false);
+			wl_spi_begin(&spi);
+			wl_sweep_tenant(tenant, GetCurrentTransactionStartTimestamp(),
+							batch, &r);
+			wl_spi_end(&spi);
+		}
+		end_xact();
+		ok = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = wl_worker_recover(cxt);
+
+		/* cancelled because the hook asked us to leave: not the tenant's fault */
+		check_stop();
+		leave_if_dropped();
+		tenant_failed(tenant_c, edata->message ? edata->message : "unknown error");
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+
+	if (!ok)
+		return false;
+	pgstat_report_stat(false);
+	tenant_succeeded(tenant_c);
 	wl_sweep_add(total, &r);
-	return full;
+	return wl_sweep_full(&r, batch);
 }
 
 /*
@@ -292,38 +855,29 @@ tick(MemoryContext cxt)
 	TimestampTz start = GetCurrentTimestamp();
 	long		budget_ms = Max(wl_sweep_interval, 1000);
 	WlSweepResult done = {0};
-	bool		installed;
+	bool		ready;
 	List	   *busy;
 	bool		more = false;
 
-	busy = list_tenants(cxt, &installed);
-	if (!installed)
-	{
-		if (!announced_missing)
-			ereport(LOG,
-					(errmsg("worklist sweeper is waiting for the extension to be created in database \"%s\"",
-							database_name)));
-		announced_missing = true;
+	busy = list_tenants(cxt, &ready);
+	if (!ready)
 		return false;
-	}
-	if (announced_missing)
-		ereport(LOG,
-				(errmsg("worklist sweeper found the extension in database \"%s\"",
-						database_name)));
-	announced_missing = false;
 
 	/* Rounds: one batch per tenant that may still have due work. */
 	while (busy != NIL)
 	{
 		List	   *still = NIL;
 		ListCell   *lc;
+		TimestampTz round = GetCurrentTimestamp();
 
 		foreach(lc, busy)
 		{
 			text	   *tenant = (text *) lfirst(lc);
 
-			CHECK_FOR_INTERRUPTS();
-			if (sweep_batch(tenant, wl_sweep_batch, &done))
+			if (failing > 0 && tenant_pausing(text_to_cstring(tenant), round))
+				continue;
+			between_units();
+			if (sweep_batch(tenant, wl_sweep_batch, &done, cxt))
 			{
 				MemoryContext old = MemoryContextSwitchTo(cxt);
 
@@ -341,7 +895,27 @@ tick(MemoryContext cxt)
 	}
 
 	record_tick(start, &done);
+	forget_recovered();
+	pgstat_report_stat(true);
 	return more;
+}
+
+/* An error outside any tenant's batch: kept, and logged once a minute. */
+static void
+general_error(MemoryContext cxt)
+{
+	ErrorData  *edata = wl_worker_recover(cxt);
+
+	/* cancelled because the hook asked us to leave: go */
+	check_stop();
+	leave_if_dropped();
+	record_error(NULL, edata->message ? edata->message : "unknown error");
+	if (wl_log_due(&general_logged_at))
+		ereport(LOG,
+				(errmsg("worklist sweeper: a tick in database \"%s\" failed: %s",
+						database_name,
+						one_line(edata->message ? edata->message : "unknown error"))));
+	FreeErrorData(edata);
 }
 
 /* ----------
@@ -353,20 +927,16 @@ wl_sweeper_main(Datum main_arg)
 {
 	Oid			database = DatumGetObjectId(main_arg);
 	MemoryContext tick_cxt;
+	volatile TimestampTz last_start;
 	volatile bool more = false;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
-	if (OidIsValid(database))
-		BackgroundWorkerInitializeConnectionByOid(database, InvalidOid, 0);
-	else
-	{
-		connected_to = pstrdup(wl_database);
-		BackgroundWorkerInitializeConnection(connected_to, NULL, 0);
-	}
-	claim_slot(MyDatabaseId);
+	count_connect_attempt(database);
+	BackgroundWorkerInitializeConnectionByOid(database, InvalidOid, 0);
+	claim_slot();
 
 	StartTransactionCommand();
 	database_name = MemoryContextStrdup(TopMemoryContext,
@@ -375,53 +945,63 @@ wl_sweeper_main(Datum main_arg)
 
 	tick_cxt = AllocSetContextCreate(TopMemoryContext, "worklist sweeper tick",
 									 ALLOCSET_DEFAULT_SIZES);
-	ereport(LOG,
-			(errmsg("worklist sweeper started in database \"%s\"",
-					database_name),
-			 errdetail("Sweeping every %d ms in batches of %d.",
-					   wl_sweep_interval, wl_sweep_batch)));
+
+	/* leave at once where the extension is missing; sweep after an interval */
+	begin_xact("worklist sweeper: checking the extension");
+	(void) extension_ready();
+	end_xact();
+	last_start = GetCurrentTimestamp();
 
 	for (;;)
 	{
-		if (!more)
-			(void) WaitLatch(MyLatch,
-							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 wl_sweep_interval,
-							 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		TimestampTz now = GetCurrentTimestamp();
+		/* from the interval in force now: a reload applies at once */
+		TimestampTz next_tick = TimestampTzPlusMilliseconds(last_start,
+															wl_sweep_interval);
+		long		timeout;
+
+		if (!more && now < next_tick)
+		{
+			long		notify_ms = wl_notify_due();
+
+			timeout = Min((next_tick - now + 999) / 1000, IDLE_CHECK_MS);
+			if (notify_ms >= 0)
+				timeout = Min(timeout, notify_ms);
+			/* a conflicting lock seen: look again once it could count */
+			if (lock_seen_n > 0)
+				timeout = Min(timeout, LOCK_PATIENCE_MS);
+			if (timeout > 0)
+				(void) WaitLatch(MyLatch,
+								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 timeout, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
 
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			if (connected_to && strcmp(connected_to, wl_database) != 0)
-			{
-				ereport(LOG,
-						(errmsg("worklist sweeper restarting to connect to database \"%s\"",
-								wl_database)));
-				proc_exit(1);
-			}
 		}
 
 		MemoryContextReset(tick_cxt);
 		PG_TRY();
 		{
-			more = tick(tick_cxt);
+			MemoryContext old = MemoryContextSwitchTo(tick_cxt);
+
+			between_units();
+			recheck_extension();
+			now = GetCurrentTimestamp();
+			if (more ||
+				now >= TimestampTzPlusMilliseconds(last_start, wl_sweep_interval))
+			{
+				last_start = now;
+				more = tick(tick_cxt);
+			}
+			MemoryContextSwitchTo(old);
 		}
 		PG_CATCH();
 		{
-			ErrorData  *edata;
-
-			HOLD_INTERRUPTS();
-			MemoryContextSwitchTo(tick_cxt);
-			edata = CopyErrorData();
-			EmitErrorReport();
-			FlushErrorState();
-			AbortCurrentTransaction();
-			pgstat_report_activity(STATE_IDLE, NULL);
-			record_error(edata->message ? edata->message : "unknown error");
-			RESUME_INTERRUPTS();
+			general_error(tick_cxt);
 			more = false;
 		}
 		PG_END_TRY();
@@ -433,92 +1013,278 @@ wl_sweeper_main(Datum main_arg)
  * ----------
  */
 
+/* The pid of the sweeper working in the database, or 0. */
+static pid_t
+running_sweeper(Oid database)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	pid_t		pid = 0;
+
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	slot = wl_slot_find(shared, database);
+	if (slot && wl_pid_alive(slot->pid))
+		pid = slot->pid;
+	LWLockRelease(&shared->lock);
+	return pid;
+}
+
+/* Wait (at most timeout_ms) for a sweeper to work in this database. */
+static pid_t
+wait_for_sweeper(long timeout_ms)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	pid_t		pid;
+
+	while ((pid = running_sweeper(MyDatabaseId)) == 0 &&
+		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return pid;
+}
+
 /*
- * worklist.start_sweeper() RETURNS integer
- *
- * Start a sweeper for the current database and return its pid; if one
- * already runs for this database, return that one's pid.
+ * Without preloading: start a sweeper here unless one runs or is being
+ * started.  Deciding and marking "being started" happen under the lock,
+ * so two callers never both register one.
  */
-Datum
-wl_start_sweeper(PG_FUNCTION_ARGS)
+static pid_t
+start_dynamic(void)
 {
 	WlShared   *shared = wl_shared_attach();
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	BgwHandleStatus status;
+	WlSweeperSlot *slot;
 	pid_t		pid = 0;
+	bool		mine = false;
+	bool		full = false;
 
-	SpinLockAcquire(&shared->mutex);
-	for (int i = 0; i < WL_MAX_SWEEPERS; i++)
-		if (shared->sweepers[i].used && shared->sweepers[i].pid != 0 &&
-			shared->sweepers[i].database == MyDatabaseId)
-			pid = shared->sweepers[i].pid;
-	SpinLockRelease(&shared->mutex);
-	if (pid != 0)
-		PG_RETURN_INT32(pid);
+	for (;;)
+	{
+		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+		slot = wl_slot_take(shared, MyDatabaseId);
+		if (slot == NULL)
+			full = true;
+		else if (wl_pid_alive(slot->pid))
+			pid = slot->pid;
+		else if (!wl_pid_alive(slot->starter) ||
+				 TimestampDifferenceExceeds(slot->starting_since,
+											GetCurrentTimestamp(), 30 * 1000))
+		{
+			slot->starter = MyProcPid;
+			slot->starting_since = GetCurrentTimestamp();
+			slot->used_at = slot->starting_since;
+			slot->connect_failures = 0;
+			mine = true;
+		}
+		LWLockRelease(&shared->lock);
+		if (full)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("could not start the worklist sweeper"),
+					 errdetail("Without shared_preload_libraries, at most %d databases can have a sweeper at once.",
+							   shared->nslots),
+					 errhint("Preload the library with shared_preload_libraries = 'worklist'.")));
+		if (pid != 0)
+			return pid;
+		if (mine)
+			break;
+		/* somebody else is starting it: wait for it */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 
-	fill_worker(&worker, MyDatabaseId);
-	worker.bgw_notify_pid = MyProcPid;
-	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-				 errmsg("could not start the worklist sweeper"),
-				 errhint("Raise max_worker_processes, or preload the library with shared_preload_libraries = 'worklist'.")));
-
-	status = WaitForBackgroundWorkerStartup(handle, &pid);
-	if (status != BGWH_STARTED)
+	PG_TRY();
+	{
+		wl_sweeper_worker(&worker, MyDatabaseId, SWEEPER_RESTART_SECONDS);
+		worker.bgw_notify_pid = MyProcPid;
+		if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("could not start the worklist sweeper"),
+					 errhint("Raise max_worker_processes, or preload the library with shared_preload_libraries = 'worklist'.")));
+		status = WaitForBackgroundWorkerStartup(handle, &pid);
+		if (status != BGWH_STARTED)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("the worklist sweeper did not start"),
+					 errhint("See the server log for the reason.")));
+		/* it is started; wait until it has taken the slot (or gone) */
+		while (running_sweeper(MyDatabaseId) != pid &&
+			   GetBackgroundWorkerPid(handle, &pid) == BGWH_STARTED)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 10, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		pid = running_sweeper(MyDatabaseId);
+	}
+	PG_FINALLY();
+	{
+		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+		if (slot->database == MyDatabaseId && slot->starter == MyProcPid)
+			slot->starter = 0;
+		LWLockRelease(&shared->lock);
+	}
+	PG_END_TRY();
+	if (pid == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 				 errmsg("the worklist sweeper did not start"),
 				 errhint("See the server log for the reason.")));
+	return pid;
+}
+
+/*
+ * worklist.start_sweeper() RETURNS integer
+ *
+ * The pid of the sweeper of the current database, starting it if need be:
+ * with preloading, the launcher's (asked to look at this database now);
+ * without, one started here.
+ */
+Datum
+wl_start_sweeper(PG_FUNCTION_ARGS)
+{
+	pid_t		pid;
+
+	if (!wl_preloaded)
+		PG_RETURN_INT32(start_dynamic());
+
+	pid = running_sweeper(MyDatabaseId);
+	if (pid == 0)
+	{
+		wl_launcher_probe(MyDatabaseId);
+		pid = wait_for_sweeper(30 * 1000);
+	}
+	if (pid == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("the worklist sweeper of database \"%s\" is not running",
+						get_database_name(MyDatabaseId)),
+				 errhint("See the server log for the reason; the launcher may lack a free worker process (max_worker_processes).")));
 	PG_RETURN_INT32(pid);
 }
 
-/* worklist.sweeper_status(): the rows of the worklist.sweeper_status view */
+/*
+ * worklist.sweeper_status(): the row of the worklist.sweeper_status view,
+ * for the current database (no row when it never had a sweeper since the
+ * server started).  Columns are filled by name, so the function serves the
+ * view of every version of the extension.
+ */
 Datum
 wl_sweeper_status(PG_FUNCTION_ARGS)
 {
+	static const struct
+	{
+		const char *name;
+		size_t		offset;
+	}			totals[] = {
+		{"ticks", offsetof(WlSweeperSlot, ticks)},
+		{"denied", offsetof(WlSweeperSlot, denied)},
+		{"proceeded", offsetof(WlSweeperSlot, proceeded)},
+		{"escalated", offsetof(WlSweeperSlot, escalated)},
+		{"tickets_escalated", offsetof(WlSweeperSlot, tickets_escalated)},
+		{"tickets_confirmed", offsetof(WlSweeperSlot, tickets_confirmed)},
+		{"claims_released", offsetof(WlSweeperSlot, claims_released)},
+		{"purged", offsetof(WlSweeperSlot, purged)},
+	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	WlShared   *shared = wl_shared_attach();
-	WlSweeperStatus slots[WL_MAX_SWEEPERS];
+	WlSweeperSlot *found;
+	WlSweeperSlot *s = palloc(sizeof(WlSweeperSlot));
+	TupleDesc	desc;
+	Datum	   *values;
+	bool	   *nulls;
+	bool		running;
 
 	InitMaterializedSRF(fcinfo, 0);
+	desc = rsinfo->setDesc;
 
-	SpinLockAcquire(&shared->mutex);
-	memcpy(slots, shared->sweepers, sizeof(slots));
-	SpinLockRelease(&shared->mutex);
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	found = wl_slot_find(shared, MyDatabaseId);
+	if (found)
+		memcpy(s, found, sizeof(WlSweeperSlot));
+	LWLockRelease(&shared->lock);
+	if (found == NULL)
+		return (Datum) 0;
 
-	for (int i = 0; i < WL_MAX_SWEEPERS; i++)
+	running = wl_pid_alive(s->pid);
+	values = palloc0(sizeof(Datum) * desc->natts);
+	nulls = palloc0(sizeof(bool) * desc->natts);
+	for (int i = 0; i < desc->natts; i++)
 	{
-		WlSweeperStatus *s = &slots[i];
-		Datum		values[13];
-		bool		nulls[13] = {0};
+		const char *col = NameStr(TupleDescAttr(desc, i)->attname);
 		char	   *dbname;
+		int			total;
 
-		if (!s->used)
-			continue;
-		dbname = get_database_name(s->database);
+		for (total = 0; total < lengthof(totals); total++)
+			if (strcmp(col, totals[total].name) == 0)
+				break;
+		if (total < lengthof(totals))
+			values[i] = Int64GetDatum(*(int64 *) ((char *) s + totals[total].offset));
+		else if (strcmp(col, "pid") == 0)
+		{
+			nulls[i] = !running;
+			values[i] = Int32GetDatum(s->pid);
+		}
+		else if (strcmp(col, "database") == 0)
+		{
+			dbname = get_database_name(s->database);
+			nulls[i] = (dbname == NULL);
+			if (dbname)
+				values[i] = CStringGetTextDatum(dbname);
+		}
+		else if (strcmp(col, "started_at") == 0)
+		{
+			nulls[i] = (s->started_at == 0);
+			values[i] = TimestampTzGetDatum(s->started_at);
+		}
+		else if (strcmp(col, "last_tick") == 0)
+		{
+			nulls[i] = (s->ticks == 0);
+			values[i] = TimestampTzGetDatum(s->last_tick);
+		}
+		else if (strcmp(col, "last_duration_ms") == 0)
+		{
+			nulls[i] = (s->ticks == 0);
+			values[i] = Float8GetDatum(s->last_duration_ms);
+		}
+		else if (strcmp(col, "tenants_in_error") == 0)
+		{
+			Datum	   *elems = palloc(sizeof(Datum) * Max(s->n_error_tenants, 1));
 
-		values[0] = Int32GetDatum(s->pid);
-		nulls[0] = (s->pid == 0);
-		values[1] = dbname ? CStringGetTextDatum(dbname) : (Datum) 0;
-		nulls[1] = (dbname == NULL);
-		values[2] = TimestampTzGetDatum(s->started_at);
-		values[3] = TimestampTzGetDatum(s->last_tick);
-		nulls[3] = (s->ticks == 0);
-		values[4] = Float8GetDatum(s->last_duration_ms);
-		nulls[4] = (s->ticks == 0);
-		values[5] = Int64GetDatum(s->ticks);
-		values[6] = Int64GetDatum(s->denied);
-		values[7] = Int64GetDatum(s->proceeded);
-		values[8] = Int64GetDatum(s->escalated);
-		values[9] = Int64GetDatum(s->tickets_escalated);
-		values[10] = Int64GetDatum(s->tickets_confirmed);
-		values[11] = CStringGetTextDatum(s->last_error);
-		nulls[11] = (s->last_error[0] == '\0');
-		values[12] = TimestampTzGetDatum(s->last_error_at);
-		nulls[12] = (s->last_error[0] == '\0');
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			for (int j = 0; j < s->n_error_tenants; j++)
+				elems[j] = CStringGetTextDatum(s->error_tenants[j]);
+			values[i] = PointerGetDatum(construct_array(elems, s->n_error_tenants,
+														TEXTOID, -1, false,
+														TYPALIGN_INT));
+		}
+		else if (strcmp(col, "last_error") == 0)
+		{
+			nulls[i] = (s->last_error_at == 0);
+			values[i] = CStringGetTextDatum(s->last_error);
+		}
+		else if (strcmp(col, "last_error_tenant") == 0)
+		{
+			nulls[i] = (s->last_error_at == 0 || s->last_error_tenant[0] == '\0');
+			values[i] = CStringGetTextDatum(s->last_error_tenant);
+		}
+		else if (strcmp(col, "last_error_at") == 0)
+		{
+			nulls[i] = (s->last_error_at == 0);
+			values[i] = TimestampTzGetDatum(s->last_error_at);
+		}
+		else
+			nulls[i] = true;
 	}
+	tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
 	return (Datum) 0;
 }

@@ -1228,7 +1228,6 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 						  DatumGetInt32(wl_result_datum(i, 2, &isnull)),
 						  DatumGetTimestampTz(wl_result_datum(i, 3, &isnull)));
 		result->claims_released++;
-		wl_count_tenant(tenant_c, WL_COUNT_CLAIM_TIMEOUTS);
 		wl_notify(tenant_c, "task", id, "released");
 		pfree(id);
 	}

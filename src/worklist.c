@@ -13,8 +13,11 @@
  *					its stored form; fold_sql.c  its SQL face
  *	  run.c			checkpoints, leases and fences (section 3)
  *	  runlist.c		list_durable_runs and its cursor (section 3)
- *	  sweep.c		the sweep verb; sweeper.c  the background worker (4)
- *	  stats.c		shared memory, counters, stats(); notify.c  NOTIFY (5)
+ *	  sweep.c		the sweep verb (section 4)
+ *	  sweeper.c		the sweeper, one background worker per database (4)
+ *	  launcher.c	the launcher that keeps them, and its utility hook (4)
+ *	  stats.c		shared memory, counters, stats() (5)
+ *	  notify.c		notifications: channels, payloads, sending (5)
  *
  *-------------------------------------------------------------------------
  */
@@ -35,8 +38,6 @@ char	   *wl_database = NULL;
 int			wl_sweep_interval = 1000;
 int			wl_sweep_batch = 500;
 int			wl_max_tenant_counters = 4096;
-
-extern void wl_sweeper_init(void);
 
 
 void
@@ -79,8 +80,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("worklist.notify",
-							 "Send NOTIFY worklist for every change of a task, ticket or run.",
-							 NULL,
+							 "Notify the tenant's channel of the changes of tasks, tickets and runs.",
+							 "Off: changes made while it is off are not notified.",
 							 &wl_notify_enabled,
 							 true,
 							 PGC_USERSET,
@@ -88,10 +89,10 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("worklist.database",
-							   "Database the sweeper background worker connects to.",
-							   NULL,
+							   "Ignored: every database with the extension has its own sweeper.",
+							   "Accepted so that configurations of version 0.2 still load; the launcher logs once that it is ignored.",
 							   &wl_database,
-							   "postgres",
+							   "",
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
@@ -133,5 +134,5 @@ _PG_init(void)
 
 	wl_stats_shmem_init();
 	wl_hint_shmem_init();
-	wl_sweeper_init();
+	wl_launcher_init();
 }

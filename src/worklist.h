@@ -324,13 +324,48 @@ extern Oid	wl_owner(void);
  * Notifications and counters (notify.c, stats.c)
  * ----------
  */
-/* Queue NOTIFY worklist with the contract's payload (no-op when off). */
+/*
+ * Record that a change of kind "task", "ticket" or "run" happened in the
+ * tenant, as one of the events the contract lists for that kind (no-op
+ * while worklist.notify is off).  The tenant's listeners hear of it, as a
+ * count, once the transaction commits; never if it rolls back.  The id
+ * (and a run's project and session) are not sent: they are accepted so
+ * that callers say what changed.  An unknown kind or event is an internal
+ * error.
+ */
 extern void wl_notify(const char *tenant, const char *kind,
 					  const char *id, const char *event);
 /* Same for a run, which also names its project and session. */
 extern void wl_notify_run(const char *tenant, const char *project,
 						  const char *session, const char *run,
 						  const char *event);
+
+/* The changes notifications count (kind and event), in payload order. */
+typedef enum WlChange
+{
+	WL_CHANGE_TASK_OPENED,
+	WL_CHANGE_TASK_CLAIMED,
+	WL_CHANGE_TASK_RELEASED,
+	WL_CHANGE_TASK_TAKEN_OVER,
+	WL_CHANGE_TASK_COMPLETED,
+	WL_CHANGE_TASK_EXPIRED,
+	WL_CHANGE_TASK_ESCALATED,
+	WL_CHANGE_TASK_WITHDRAWN,
+	WL_CHANGE_TASK_PURGED,
+	WL_CHANGE_TICKET_OPENED,
+	WL_CHANGE_TICKET_REPORTED,
+	WL_CHANGE_TICKET_CLOSED,
+	WL_CHANGE_TICKET_ESCALATED,
+	WL_CHANGE_TICKET_CONFIRMED,
+	WL_CHANGE_TICKET_PURGED,
+	WL_CHANGE_RUN_CHECKPOINTED,
+	WL_CHANGE_RUN_CHECKPOINT_DELETED,
+	WL_CHANGE_RUN_PRUNED,
+	WL_CHANGE_RUN_CLAIMED,
+	WL_CHANGE_RUN_RELEASED,
+	WL_CHANGE_RUN_PURGED,
+	WL_CHANGE__N
+} WlChange;
 
 typedef enum WlCounter
 {
@@ -343,10 +378,18 @@ typedef enum WlCounter
 	WL_COUNT__N
 } WlCounter;
 
-/* Add one to a cumulative counter (no-op when not preloaded). */
+/*
+ * Add one to a cumulative counter of the current tenant (worklist.tenant,
+ * which the verb has entered; the sweeper sets it to the tenant it sweeps).
+ * No-op when not preloaded.  Claim conflicts and stale-fence refusals count
+ * at once (they are refusals: their transaction fails); the others count
+ * when the transaction commits.  Claim timeouts are counted by
+ * wl_sweep_tenant() from claims_released: the sweep parts do not count
+ * them.
+ */
 extern void wl_count(WlCounter counter);
-/* Same, for the tenant named (the sweep acts for tenants it names). */
-extern void wl_count_tenant(const char *tenant, WlCounter counter);
+/* Add n to a counter, as wl_count does. */
+extern void wl_count_n(WlCounter counter, uint32 n);
 extern void wl_stats_shmem_init(void);
 
 /* ----------
@@ -438,6 +481,12 @@ extern void wl_hint_tick(void);
 /* This transaction made a task of the tenant claimable (lowers at commit). */
 extern void wl_hint_claimable(const char *tenant, int32 priority,
 							  TimestampTz created_at);
+
+/* ----------
+ * The background workers (sweeper.c, launcher.c)
+ * ----------
+ */
+extern void wl_launcher_init(void);
 
 /* worklist.c */
 extern void _PG_init(void);

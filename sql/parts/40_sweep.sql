@@ -1,5 +1,5 @@
--- worklist: the sweep, the sweeper, notifications and counters
--- (CONTRACT sections 4 and 5)
+-- worklist: the sweep, the sweeper and the counters
+-- (CONTRACT sections 4 and 5; notifications are in 50_notify.sql)
 
 CREATE TYPE worklist.sweep_result AS (
 	denied				integer,
@@ -22,7 +22,7 @@ CREATE FUNCTION worklist.start_sweeper() RETURNS integer
 	AS 'MODULE_PATHNAME', 'wl_start_sweeper'
 	LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION worklist.start_sweeper() IS
-	'Start the sweeper background worker for the current database (where the library is not preloaded); returns its pid';
+	'The pid of the sweeper of the current database, started here where the library is not preloaded (and asked of the launcher where it is)';
 
 CREATE FUNCTION worklist.sweeper_status(
 	OUT pid integer,
@@ -36,18 +36,26 @@ CREATE FUNCTION worklist.sweeper_status(
 	OUT escalated bigint,
 	OUT tickets_escalated bigint,
 	OUT tickets_confirmed bigint,
+	OUT claims_released bigint,
+	OUT purged bigint,
+	OUT tenants_in_error text[],
 	OUT last_error text,
+	OUT last_error_tenant text,
 	OUT last_error_at timestamptz)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'wl_sweeper_status'
 	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.sweeper_status() IS
+	'The sweeper of the current database: the rows of the view worklist.sweeper_status';
 
--- One row per sweeper that ran since server start; pid is NULL once it
--- has stopped.  Totals count what each sweeper did since it started.
+-- The sweeper of the current database, one row once it has had one since
+-- server start; pid is NULL while none runs.  Totals count what the
+-- database's sweepers did since server start; tenants_in_error are the
+-- tenants whose last batch failed (at most 8 are named).
 CREATE VIEW worklist.sweeper_status AS
 	SELECT * FROM worklist.sweeper_status();
 COMMENT ON VIEW worklist.sweeper_status IS
-	'Status of the sweeper background workers: pid, last tick and its duration, totals per action, last error';
+	'Status of the sweeper of the current database: pid, last tick and its duration, totals per action, tenants in error, last error';
 
 REVOKE EXECUTE ON FUNCTION worklist.start_sweeper() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.sweeper_status() FROM PUBLIC;

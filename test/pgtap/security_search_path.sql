@@ -90,14 +90,15 @@ SELECT is((pg_temp.sec_try($$SELECT (now() OPERATOR(pg_catalog.=) 'epoch'::pg_ca
 
 -- Every function, with the hostile paths first (so statements a backend
 -- prepares at its first call are prepared under them), then a clean path,
--- then the hostile paths again.  A claim mints a new fence each time, and
--- the counters of stats() and the sweeper's status move between calls, so
--- those are masked.
+-- then the hostile paths again.  A claim mints a new fence each time, a
+-- rotation makes a new channel each time, and the counters of stats() and
+-- the sweeper's status move between calls, so those are masked.
 CREATE FUNCTION pg_temp.sec_mask(verb text, result text) RETURNS text LANGUAGE sql AS $$
 	SELECT CASE verb
 	       WHEN 'claim_run' THEN regexp_replace(result, '^\((\w+),\d+,', '(\1,#,')
 	       WHEN 'stats' THEN regexp_replace(result, '"counters": \{[^}]*\}', '"counters": #')
 	       WHEN 'sweeper_status' THEN '#'
+	       WHEN 'rotate_channel' THEN regexp_replace(result, '^worklist_[0-9a-f]{32}$', 'worklist_#')
 	       ELSE result END
 $$;
 CREATE TEMP TABLE sec_paths (ord int, path text);

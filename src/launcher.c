@@ -1,0 +1,795 @@
+/*-------------------------------------------------------------------------
+ *
+ * launcher.c
+ *	  The launcher, a background worker that keeps one sweeper per
+ *	  database where the extension is installed, and the utility hook that
+ *	  tells it when databases and extensions change.
+ *
+ * With shared_preload_libraries = 'worklist' the launcher is registered at
+ * server start.  It connects to no database (it reads only the shared
+ * catalog pg_database) and cannot see which databases have the extension,
+ * so it starts a sweeper (a dynamic worker that notifies the launcher when
+ * it stops) in every database that allows connections and is not a
+ * template, unless that database is known to lack the extension.  A
+ * sweeper that finds no extension records that in its slot and exits; the
+ * launcher then leaves the database alone until it is asked to look again.
+ * It looks at pg_database again every few seconds, whenever a sweeper
+ * stops, and when asked:
+ *
+ *	 - at the commit of CREATE EXTENSION or ALTER EXTENSION (of any
+ *	   extension: worklist may come with another one's CASCADE) the hook
+ *	   asks it to look at that database again, and tells a running sweeper
+ *	   there to check its extension (so DROP EXTENSION ends it at once);
+ *	 - at the commit of CREATE DATABASE, the new database may have the
+ *	   extension from its template;
+ *	 - worklist.start_sweeper() asks for the current database.
+ *
+ * DROP DATABASE, ALTER DATABASE ... RENAME and ... SET TABLESPACE, and
+ * CREATE DATABASE ... TEMPLATE fail while another session is connected to
+ * the database.  Before any of them runs (and only for a caller that owns
+ * the database, so nobody else can stop a sweeper by trying), the hook
+ * pauses the database's slot (the launcher starts nothing there while the
+ * pausing backend's transaction lasts), asks its sweeper to leave, and
+ * waits until it has gone (after a second it also cancels the sweeper's
+ * current batch).  The command then finds the database free.  When the
+ * transaction ends the pause is lifted and the launcher woken; it starts
+ * the sweeper again where the database still exists, once no conflicting
+ * lock is held on it.  A dropped database is simply no longer in
+ * pg_database: nothing is started for it, so nothing restarts forever.
+ * Where no hook runs, the sweeper notices the command's lock by itself
+ * (sweeper.c).
+ *
+ * A sweeper that stops with an error is started again after a pause that
+ * doubles while it keeps failing without ever finding the extension (1 s
+ * up to 5 min).  worklist.database, which named the sweeper's database
+ * before the launcher existed, is accepted and ignored, with one log line.
+ *
+ * Shared state: the slots and the launcher's fields of WlShared, under
+ * WlShared.lock (stats.h).  The launcher's own bookkeeping (a hash of the
+ * databases it knows) is local to it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "sweeper.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgstat.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+PGDLLEXPORT void wl_launcher_main(Datum main_arg);
+
+/* Seconds before the postmaster restarts a launcher that failed. */
+#define LAUNCHER_RESTART_SECONDS 5
+/* Look at pg_database at least this often. */
+#define RESCAN_MS			(10 * 1000)
+/* A database where a command holds a conflicting lock: look again after. */
+#define LOCKED_RETRY_MS		500
+/* Pauses before starting a sweeper that failed again. */
+#define RETRY_FIRST_MS		1000
+#define RETRY_MAX_MS		(300 * 1000)
+/* How long the hook waits for a sweeper to leave, and when it cancels. */
+#define LEAVE_WAIT_MS		(10 * 1000)
+#define LEAVE_CANCEL_MS		1000
+
+/* What the launcher knows of one database. */
+typedef struct KnownDatabase
+{
+	Oid			database;		/* hash key */
+	bool		seen;			/* in pg_database at the last look */
+	BackgroundWorkerHandle *handle; /* the sweeper it started, if any */
+	bool		lacks_extension;
+	bool		look_again;		/* asked to look while its sweeper ran */
+	int			failures;		/* sweepers that failed in a row */
+	TimestampTz retry_at;
+} KnownDatabase;
+
+static HTAB *known = NULL;
+static char *database_setting_logged = NULL;
+
+static ProcessUtility_hook_type prev_utility_hook = NULL;
+static void wl_utility_hook(PlannedStmt *pstmt, const char *queryString,
+							bool readOnlyTree, ProcessUtilityContext context,
+							ParamListInfo params, QueryEnvironment *queryEnv,
+							DestReceiver *dest, QueryCompletion *qc);
+
+/* Databases this backend paused, and whether to wake the launcher at commit. */
+static List *paused_databases = NIL;	/* of Oid, in TopMemoryContext */
+static bool probe_at_commit = false;
+static bool recheck_at_commit = false;
+static bool rescan_at_commit = false;
+static bool xact_callback_registered = false;
+
+/* ----------
+ * Asking the launcher
+ * ----------
+ */
+void
+wl_launcher_wake(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	int			procno;
+
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	procno = shared->launcher_procno;
+	LWLockRelease(&shared->lock);
+	if (procno >= 0)
+		SetLatch(&GetPGProcByNumber(procno)->procLatch);
+}
+
+void
+wl_launcher_probe(Oid database)
+{
+	WlShared   *shared = wl_shared_attach();
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	if (shared->nprobe < WL_PROBE_MAX)
+		shared->probe[shared->nprobe++] = database;
+	else
+		shared->probe_all = true;
+	LWLockRelease(&shared->lock);
+	wl_launcher_wake();
+}
+
+/* Make the database's running sweeper check its extension now. */
+static void
+recheck_extension(Oid database)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	int			sweeper = -1;
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	slot = wl_slot_find(shared, database);
+	if (slot && slot->pid != 0)
+	{
+		slot->recheck_extension = true;
+		sweeper = slot->pgprocno;
+	}
+	LWLockRelease(&shared->lock);
+	if (sweeper >= 0)
+		SetLatch(&GetPGProcByNumber(sweeper)->procLatch);
+}
+
+/* ----------
+ * The launcher
+ * ----------
+ */
+void
+wl_launcher_init(void)
+{
+	BackgroundWorker worker;
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = LAUNCHER_RESTART_SECONDS;
+	strlcpy(worker.bgw_library_name, "worklist", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "wl_launcher_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "worklist launcher", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "worklist launcher", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+
+	/* inherited by every backend the postmaster starts */
+	prev_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = wl_utility_hook;
+}
+
+static void
+launcher_gone(int code, Datum arg)
+{
+	WlShared   *shared = wl_shared_attach();
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	if (shared->launcher_pid == MyProcPid)
+	{
+		shared->launcher_pid = 0;
+		shared->launcher_procno = -1;
+	}
+	LWLockRelease(&shared->lock);
+}
+
+/* worklist.database is ignored: say so once each time it is set. */
+static void
+log_database_setting(void)
+{
+	const char *value = wl_database ? wl_database : "";
+
+	if (value[0] == '\0')
+	{
+		if (database_setting_logged)
+			pfree(database_setting_logged);
+		database_setting_logged = NULL;
+		return;
+	}
+	if (database_setting_logged && strcmp(database_setting_logged, value) == 0)
+		return;
+	ereport(LOG,
+			(errmsg("worklist.database = \"%s\" is ignored: every database with the extension has its own sweeper",
+					value)));
+	if (database_setting_logged)
+		pfree(database_setting_logged);
+	database_setting_logged = MemoryContextStrdup(TopMemoryContext, value);
+}
+
+static void
+init_known(KnownDatabase *db)
+{
+	db->seen = false;
+	db->handle = NULL;
+	db->lacks_extension = false;
+	db->look_again = false;
+	db->failures = 0;
+	db->retry_at = 0;
+}
+
+/* Take the requests made since the last look. */
+static void
+drain_probes(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	Oid			probe[WL_PROBE_MAX];
+	int			n;
+	bool		all;
+
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	n = shared->nprobe;
+	memcpy(probe, shared->probe, sizeof(Oid) * n);
+	all = shared->probe_all;
+	shared->nprobe = 0;
+	shared->probe_all = false;
+	LWLockRelease(&shared->lock);
+
+	for (int i = 0; i < n || all; i++)
+	{
+		HASH_SEQ_STATUS seq;
+		KnownDatabase *db;
+		bool		found;
+
+		if (all)
+		{
+			hash_seq_init(&seq, known);
+			while ((db = hash_seq_search(&seq)) != NULL)
+			{
+				db->lacks_extension = false;
+				db->look_again = true;
+				db->retry_at = 0;
+			}
+			break;
+		}
+		db = hash_search(known, &probe[i], HASH_ENTER, &found);
+		if (!found)
+			init_known(db);
+		db->lacks_extension = false;
+		db->look_again = true;
+		db->retry_at = 0;
+	}
+}
+
+/* The databases a sweeper may work in, as of now. */
+static List *
+eligible_databases(void)
+{
+	List	   *result = NIL;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
+	{
+		Form_pg_database d = (Form_pg_database) GETSTRUCT(tup);
+		MemoryContext old;
+
+		if (d->datistemplate || !d->datallowconn || database_is_invalid_form(d))
+			continue;
+		old = MemoryContextSwitchTo(cxt);
+		result = lappend_oid(result, d->oid);
+		MemoryContextSwitchTo(old);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return result;
+}
+
+/* Does a transaction hold a lock on the database that a sweeper would wait on? */
+static bool
+database_locked(Oid database)
+{
+	LOCKTAG		tag;
+	VirtualTransactionId *holders;
+	int			n;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, database, 0);
+	holders = GetLockConflicts(&tag, RowExclusiveLock, &n);
+	pfree(holders);
+	return n > 0;
+}
+
+static int64
+retry_pause(int failures)
+{
+	int64		ms = (int64) RETRY_FIRST_MS << Min(Max(failures - 1, 0), 20);
+
+	return Min(ms, RETRY_MAX_MS);
+}
+
+/*
+ * A sweeper this launcher started has stopped: learn why from its slot.
+ */
+static void
+sweeper_stopped(KnownDatabase *db, TimestampTz now)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	WlSweeperExit reason = WL_EXIT_FAILED;
+	bool		ran = false;
+
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	slot = wl_slot_find(shared, db->database);
+	if (slot)
+	{
+		reason = slot->exit_reason;
+		ran = slot->ran;
+	}
+	LWLockRelease(&shared->lock);
+
+	pfree(db->handle);
+	db->handle = NULL;
+	switch (reason)
+	{
+		case WL_EXIT_NO_EXTENSION:
+			/* unless somebody asked to look again while it checked */
+			db->lacks_extension = !db->look_again;
+			db->failures = 0;
+			break;
+		case WL_EXIT_STOPPED:
+		case WL_EXIT_DUPLICATE:
+			db->failures = 0;
+			break;
+		default:
+			/* an error, a signal, or it could not even connect */
+			if (ran)
+				db->failures = 0;
+			db->failures++;
+			db->retry_at = TimestampTzPlusMilliseconds(now, retry_pause(db->failures));
+			break;
+	}
+}
+
+/* Start the sweeper of a database.  False when no worker could be had. */
+static bool
+start_sweeper(KnownDatabase *db)
+{
+	BackgroundWorker worker;
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+
+	/* its slot, so that it can say why it stops */
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	slot = wl_slot_take(shared, db->database);
+	if (slot)
+	{
+		slot->exit_reason = WL_EXIT_NONE;
+		slot->ran = false;
+		slot->used_at = GetCurrentTimestamp();
+	}
+	LWLockRelease(&shared->lock);
+	if (slot == NULL)
+		return false;
+
+	wl_sweeper_worker(&worker, db->database, BGW_NEVER_RESTART);
+	worker.bgw_notify_pid = MyProcPid;
+	db->look_again = false;
+	if (!RegisterDynamicBackgroundWorker(&worker, &db->handle))
+	{
+		db->handle = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* Look at every database and start the sweepers that are missing. */
+static long
+look(void)
+{
+	WlShared   *shared = wl_shared_attach();
+	TimestampTz now = GetCurrentTimestamp();
+	List	   *databases = eligible_databases();
+	HASH_SEQ_STATUS seq;
+	KnownDatabase *db;
+	ListCell   *lc;
+	long		next_ms = RESCAN_MS;
+	static bool said_no_worker = false;
+	bool		no_worker = false;
+
+	hash_seq_init(&seq, known);
+	while ((db = hash_seq_search(&seq)) != NULL)
+		db->seen = false;
+	foreach(lc, databases)
+	{
+		Oid			oid = lfirst_oid(lc);
+		bool		found;
+
+		db = hash_search(known, &oid, HASH_ENTER, &found);
+		if (!found)
+			init_known(db);
+		db->seen = true;
+	}
+
+	hash_seq_init(&seq, known);
+	while ((db = hash_seq_search(&seq)) != NULL)
+	{
+		pid_t		pid;
+		bool		running = false;
+		bool		paused = false;
+		WlSweeperSlot *slot;
+
+		if (db->handle != NULL)
+		{
+			if (GetBackgroundWorkerPid(db->handle, &pid) != BGWH_STOPPED)
+				continue;		/* running, or about to */
+			sweeper_stopped(db, now);
+		}
+		if (!db->seen)
+		{
+			/* the database is gone: forget it, and free its slot */
+			LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+			slot = wl_slot_find(shared, db->database);
+			if (slot && slot->pid == 0 && !wl_pid_alive(slot->paused_by))
+				slot->database = InvalidOid;
+			LWLockRelease(&shared->lock);
+			hash_search(known, &db->database, HASH_REMOVE, NULL);
+			continue;
+		}
+		if (db->lacks_extension)
+			continue;
+		if (db->retry_at > now)
+		{
+			next_ms = Min(next_ms, (db->retry_at - now) / 1000 + 1);
+			continue;
+		}
+
+		LWLockAcquire(&shared->lock, LW_SHARED);
+		slot = wl_slot_find(shared, db->database);
+		if (slot)
+		{
+			running = wl_pid_alive(slot->pid);
+			paused = wl_pid_alive(slot->paused_by);
+		}
+		LWLockRelease(&shared->lock);
+		if (running)
+			continue;			/* one this launcher did not start */
+		if (paused || database_locked(db->database))
+		{
+			next_ms = Min(next_ms, LOCKED_RETRY_MS);
+			continue;
+		}
+		if (!start_sweeper(db))
+		{
+			no_worker = true;
+			db->retry_at = TimestampTzPlusMilliseconds(now, RETRY_FIRST_MS);
+			next_ms = Min(next_ms, RETRY_FIRST_MS);
+		}
+	}
+	if (no_worker && !said_no_worker)
+		ereport(LOG,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("worklist launcher could not start a sweeper: no background worker slot is free"),
+				 errhint("Raise max_worker_processes (it also bounds the sweepers, one per database).")));
+	said_no_worker = no_worker;
+	list_free(databases);
+	return next_ms;
+}
+
+void
+wl_launcher_main(Datum main_arg)
+{
+	WlShared   *shared;
+	MemoryContext loop_cxt;
+	HASHCTL		info;
+	TimestampTz next_look = 0;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	shared = wl_shared_attach();
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	shared->launcher_pid = MyProcPid;
+	shared->launcher_procno = MyProc->pgprocno;
+	LWLockRelease(&shared->lock);
+	before_shmem_exit(launcher_gone, (Datum) 0);
+
+	info.keysize = sizeof(Oid);
+	info.entrysize = sizeof(KnownDatabase);
+	known = hash_create("worklist launcher databases", 64, &info,
+						HASH_ELEM | HASH_BLOBS);
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "worklist launcher loop",
+									 ALLOCSET_DEFAULT_SIZES);
+	log_database_setting();
+
+	for (;;)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (now < next_look)
+		{
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 (next_look - now + 999) / 1000, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			log_database_setting();
+		}
+
+		/*
+		 * Every wake-up (a request, a sweeper that started or stopped, the
+		 * timer) is a reason to look.
+		 */
+		MemoryContextReset(loop_cxt);
+		MemoryContextSwitchTo(loop_cxt);
+		drain_probes();
+		next_look = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), look());
+		MemoryContextSwitchTo(TopMemoryContext);
+	}
+}
+
+/* ----------
+ * The utility hook (every backend, when preloaded)
+ * ----------
+ */
+
+/* At the end of the transaction: lift pauses, wake the launcher. */
+static void
+launcher_xact_callback(XactEvent event, void *arg)
+{
+	WlShared   *shared;
+	ListCell   *lc;
+	bool		committed;
+
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
+	if (paused_databases == NIL && !probe_at_commit && !recheck_at_commit &&
+		!rescan_at_commit)
+		return;
+	committed = (event == XACT_EVENT_COMMIT);
+	shared = wl_shared_attach();
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	foreach(lc, paused_databases)
+	{
+		WlSweeperSlot *slot = wl_slot_find(shared, lfirst_oid(lc));
+
+		if (slot && slot->paused_by == MyProcPid)
+			slot->paused_by = 0;
+	}
+	LWLockRelease(&shared->lock);
+	list_free(paused_databases);
+	paused_databases = NIL;
+
+	if (committed && recheck_at_commit)
+		recheck_extension(MyDatabaseId);
+	if (committed && probe_at_commit)
+		wl_launcher_probe(MyDatabaseId);
+	else
+		wl_launcher_wake();
+	probe_at_commit = false;
+	recheck_at_commit = false;
+	rescan_at_commit = false;
+}
+
+static void
+register_xact_callback(void)
+{
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(launcher_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+}
+
+/*
+ * Pause the database's slot for this transaction and wait until its
+ * sweeper has gone.
+ */
+static void
+pause_database(Oid database)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *slot;
+	pid_t		pid = 0;
+	int			procno = -1;
+	MemoryContext old;
+	TimestampTz start;
+	bool		cancelled = false;
+
+	register_xact_callback();
+	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	slot = wl_slot_take(shared, database);
+	if (slot)
+	{
+		slot->paused_by = MyProcPid;
+		slot->used_at = GetCurrentTimestamp();
+		if (wl_pid_alive(slot->pid))
+		{
+			pid = slot->pid;
+			procno = slot->pgprocno;
+			slot->stop_requested = true;
+		}
+	}
+	LWLockRelease(&shared->lock);
+	if (slot == NULL)
+		return;					/* no room: the sweeper sees the lock itself */
+
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	paused_databases = lappend_oid(paused_databases, database);
+	MemoryContextSwitchTo(old);
+	if (pid == 0)
+		return;
+
+	SetLatch(&GetPGProcByNumber(procno)->procLatch);
+	start = GetCurrentTimestamp();
+	for (;;)
+	{
+		bool		gone;
+
+		LWLockAcquire(&shared->lock, LW_SHARED);
+		gone = (slot->database != database || slot->pid != pid);
+		LWLockRelease(&shared->lock);
+		if (gone || !wl_pid_alive(pid))
+			break;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEAVE_WAIT_MS))
+			break;				/* the command will wait and decide itself */
+		if (!cancelled &&
+			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEAVE_CANCEL_MS))
+		{
+			/* a long batch: cancel it (the sweeper then leaves) */
+			kill(pid, SIGINT);
+			cancelled = true;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* The value of a CREATE/ALTER DATABASE option, or NULL. */
+static const char *
+database_option(List *options, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *opt = (DefElem *) lfirst(lc);
+
+		if (strcmp(opt->defname, name) == 0 && opt->arg != NULL)
+			return defGetString(opt);
+	}
+	return NULL;
+}
+
+/*
+ * The database a command needs to itself (a sweeper connected to it would
+ * make the command fail), or NULL.
+ */
+static const char *
+database_needed_alone(Node *parsetree, bool *create)
+{
+	*create = false;
+	switch (nodeTag(parsetree))
+	{
+		case T_DropdbStmt:
+			return ((DropdbStmt *) parsetree)->dbname;
+		case T_RenameStmt:
+			if (((RenameStmt *) parsetree)->renameType == OBJECT_DATABASE)
+				return ((RenameStmt *) parsetree)->subname;
+			return NULL;
+		case T_AlterDatabaseStmt:
+			if (database_option(((AlterDatabaseStmt *) parsetree)->options,
+								"tablespace"))
+				return ((AlterDatabaseStmt *) parsetree)->dbname;
+			return NULL;
+		case T_CreatedbStmt:
+			*create = true;
+			return database_option(((CreatedbStmt *) parsetree)->options,
+								   "template");
+		default:
+			return NULL;
+	}
+}
+
+/* Could the current role run the command on the database at all? */
+static bool
+may_run(Oid database, bool create)
+{
+	if (create && !have_createdb_privilege())
+		return false;
+	return pg_database_ownercheck(database, GetUserId());
+}
+
+static void
+wl_utility_hook(PlannedStmt *pstmt, const char *queryString,
+				bool readOnlyTree, ProcessUtilityContext context,
+				ParamListInfo params, QueryEnvironment *queryEnv,
+				DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	bool		create;
+	const char *dbname = database_needed_alone(parsetree, &create);
+
+	if (dbname != NULL)
+	{
+		Oid			database = get_database_oid(dbname, true);
+
+		if (OidIsValid(database) && database != MyDatabaseId &&
+			may_run(database, create))
+			pause_database(database);
+	}
+
+	if (prev_utility_hook)
+		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	switch (nodeTag(parsetree))
+	{
+		case T_CreateExtensionStmt:
+		case T_AlterExtensionStmt:
+			probe_at_commit = true;
+			recheck_at_commit = true;
+			register_xact_callback();
+			break;
+		case T_DropStmt:
+			if (((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION)
+			{
+				recheck_at_commit = true;
+				register_xact_callback();
+			}
+			break;
+		case T_CreatedbStmt:
+			rescan_at_commit = true;
+			register_xact_callback();
+			break;
+		default:
+			break;
+	}
+}
+
