@@ -49,9 +49,6 @@ PG_FUNCTION_INFO_V1(wl_retention);
 
 #define EQ " OPERATOR(pg_catalog.=) "
 #define LE " OPERATOR(pg_catalog.<=) "
-#define RUN_MATCH(a, b) \
-	a ".project" EQ b ".project AND " a ".session" EQ b ".session AND " \
-	a ".run" EQ b ".run"
 
 /* The three intervals of a tenant's policy (NULL: kept forever). */
 typedef struct Policy
@@ -111,61 +108,103 @@ cutoff(TimestampTz now, Interval *span)
 	return wl_time_add(now, &back);
 }
 
+/*
+ * Each purge picks and locks its candidates in one statement, then deletes
+ * them one by one, each by its whole key and nothing else: a statement
+ * that names the key alone can only be served by the key's index, whatever
+ * the planner believed of the tables' sizes when it planned (a DELETE
+ * joined to the candidates was planned, on tables the planner knew as
+ * empty, as a walk of the tenant's every row).
+ */
+
+/* Copy column col of every row of the last result out of SPI's memory. */
+static char **
+result_column(uint64 n, int col)
+{
+	char	  **out = palloc(sizeof(char *) * Max(n, 1));
+
+	for (uint64 i = 0; i < n; i++)
+		out[i] = wl_result_cstring(i, col);
+	return out;
+}
+
 static uint64
 purge_tasks(text *tenant, TimestampTz before, int32 lim)
 {
-	static WlStmt stmt WL_KEPT = {
-		"WITH doomed AS ("
-		"  SELECT d.id FROM worklist.task d"
-		"   WHERE d.tenant" EQ "$1"
-		"     AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
-		"     AND d.settled_at" LE "$2"
-		"   ORDER BY d.settled_at LIMIT $3"
-		"   FOR UPDATE OF d SKIP LOCKED)"
-		" DELETE FROM worklist.task t USING doomed"
-		" WHERE t.tenant" EQ "$1 AND t.id" EQ "doomed.id",
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1"
+		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
+		"   AND d.settled_at" LE "$2"
+		" ORDER BY d.settled_at LIMIT $3"
+		" FOR UPDATE OF d SKIP LOCKED",
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.tasks"
+		.generic = true, .name = "retention.purge.tasks.pick"
+	};
+	static WlStmt purge WL_KEPT = {
+		"DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "retention.purge.tasks.delete"
 	};
 	Datum		values[3];
+	uint64		n;
+	char	  **ids;
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(before);
 	values[2] = Int32GetDatum(lim);
-	return wl_exec(&stmt, values, NULL, false, 0);
+	n = wl_exec(&pick, values, NULL, false, 0);
+	ids = result_column(n, 1);
+	for (uint64 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(ids[i]);
+		(void) wl_exec(&purge, values, NULL, false, 0);
+	}
+	return n;
 }
 
 static uint64
 purge_tickets(text *tenant, TimestampTz before, int32 lim)
 {
-	static WlStmt stmt WL_KEPT = {
-		"WITH doomed AS ("
-		"  SELECT d.id FROM worklist.ticket d"
-		"   WHERE d.tenant" EQ "$1"
-		"     AND d.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
-		"     AND d.last_event_at" LE "$2"
-		"   ORDER BY d.last_event_at LIMIT $3"
-		"   FOR UPDATE OF d SKIP LOCKED),"
-		" events AS ("
-		"  DELETE FROM worklist.ticket_event e USING doomed"
-		"   WHERE e.tenant" EQ "$1 AND e.ticket" EQ "doomed.id)"
-		" DELETE FROM worklist.ticket t USING doomed"
-		" WHERE t.tenant" EQ "$1 AND t.id" EQ "doomed.id",
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.ticket d"
+		" WHERE d.tenant" EQ "$1"
+		"   AND d.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
+		"   AND d.last_event_at" LE "$2"
+		" ORDER BY d.last_event_at LIMIT $3"
+		" FOR UPDATE OF d SKIP LOCKED",
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.tickets"
+		.generic = true, .name = "retention.purge.tickets.pick"
+	};
+	static WlStmt purge WL_KEPT = {
+		"WITH events AS ("
+		"  DELETE FROM worklist.ticket_event e"
+		"   WHERE e.tenant" EQ "$1 AND e.ticket" EQ "$2)"
+		" DELETE FROM worklist.ticket t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "retention.purge.tickets.delete"
 	};
 	Datum		values[3];
-	uint64		n = 0;
+	uint64		n;
+	char	  **ids;
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(before);
 	values[2] = Int32GetDatum(lim);
+	n = wl_exec(&pick, values, NULL, false, 0);
+	ids = result_column(n, 1);
 
 	/* the log is append-only but for erasure and this purge */
 	wl_erasing = true;
 	PG_TRY();
 	{
-		n = wl_exec(&stmt, values, NULL, false, 0);
+		for (uint64 i = 0; i < n; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			values[1] = CStringGetTextDatum(ids[i]);
+			(void) wl_exec(&purge, values, NULL, false, 0);
+		}
 	}
 	PG_FINALLY();
 	{
@@ -178,49 +217,67 @@ purge_tickets(text *tenant, TimestampTz before, int32 lim)
 static uint64
 purge_runs(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 {
+	static WlStmt pick WL_KEPT = {
+		"SELECT r.project, r.session, r.run FROM worklist.run r"
+		" WHERE r.tenant" EQ "$1 AND r.listed"
+		"   AND r.latest_checkpoint_at" LE "$2"
+		" ORDER BY r.latest_checkpoint_at LIMIT $3"
+		" FOR UPDATE OF r SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.runs.pick"
+	};
+
 	/*
-	 * leased: the leases of the candidates that this statement could lock
-	 * (a lease somebody holds locked -- a claim, a fenced write -- is not
-	 * returned); a run is doomed when it has no lease at all, or a lease
-	 * locked here that has expired.
+	 * A run goes when it has no lease at all, or a lease this statement
+	 * could lock (a lease somebody holds locked -- a claim, a fenced write
+	 * -- is passed over) that has expired.
 	 */
-	static WlStmt stmt WL_KEPT = {
-		"WITH cand AS ("
-		"  SELECT r.project, r.session, r.run FROM worklist.run r"
-		"   WHERE r.tenant" EQ "$1 AND r.listed"
-		"     AND r.latest_checkpoint_at" LE "$2"
-		"   ORDER BY r.latest_checkpoint_at LIMIT $4"
-		"   FOR UPDATE OF r SKIP LOCKED),"
-		" leased AS ("
-		"  SELECT l.project, l.session, l.run, l.expires_at"
-		"    FROM worklist.run_claim l, cand c"
-		"   WHERE l.tenant" EQ "$1 AND " RUN_MATCH("l", "c")
+#define RUN_IS(a) \
+	a ".tenant" EQ "$1 AND " a ".project" EQ "$2 AND " a ".session" EQ "$3 AND " \
+	a ".run" EQ "$4"
+	static WlStmt purge WL_KEPT = {
+		"WITH leased AS ("
+		"  SELECT l.expires_at FROM worklist.run_claim l WHERE " RUN_IS("l")
 		"   FOR UPDATE OF l SKIP LOCKED),"
 		" doomed AS ("
-		"  SELECT c.project, c.session, c.run FROM cand c"
-		"   WHERE NOT EXISTS (SELECT FROM worklist.run_claim l"
-		"                      WHERE l.tenant" EQ "$1 AND " RUN_MATCH("l", "c") ")"
-		"      OR EXISTS (SELECT FROM leased x"
-		"                  WHERE " RUN_MATCH("x", "c")
-		"                    AND x.expires_at" LE "$3)),"
+		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE " RUN_IS("l") ")"
+		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at" LE "$5)),"
 		" checkpoints AS ("
-		"  DELETE FROM worklist.run_checkpoint k USING doomed d"
-		"   WHERE k.tenant" EQ "$1 AND " RUN_MATCH("k", "d") "),"
+		"  DELETE FROM worklist.run_checkpoint k WHERE " RUN_IS("k")
+		"   AND EXISTS (SELECT FROM doomed)),"
 		" leases AS ("
-		"  DELETE FROM worklist.run_claim l USING doomed d"
-		"   WHERE l.tenant" EQ "$1 AND " RUN_MATCH("l", "d") ")"
-		" DELETE FROM worklist.run r USING doomed d"
-		" WHERE r.tenant" EQ "$1 AND " RUN_MATCH("r", "d"),
-		4, {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.runs"
+		"  DELETE FROM worklist.run_claim l WHERE " RUN_IS("l")
+		"   AND EXISTS (SELECT FROM doomed))"
+		" DELETE FROM worklist.run r WHERE " RUN_IS("r")
+		" AND EXISTS (SELECT FROM doomed)",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID},
+		.generic = true, .name = "retention.purge.runs.delete"
 	};
-	Datum		values[4];
+#undef RUN_IS
+	Datum		values[5];
+	uint64		n;
+	uint64		purged = 0;
+	char	  **projects;
+	char	  **sessions;
+	char	  **runs;
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(before);
-	values[2] = TimestampTzGetDatum(now);
-	values[3] = Int32GetDatum(lim);
-	return wl_exec(&stmt, values, NULL, false, 0);
+	values[2] = Int32GetDatum(lim);
+	n = wl_exec(&pick, values, NULL, false, 0);
+	projects = result_column(n, 1);
+	sessions = result_column(n, 2);
+	runs = result_column(n, 3);
+	values[4] = TimestampTzGetDatum(now);
+	for (uint64 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(projects[i]);
+		values[2] = CStringGetTextDatum(sessions[i]);
+		values[3] = CStringGetTextDatum(runs[i]);
+		purged += wl_exec(&purge, values, NULL, false, 0);
+	}
+	return purged;
 }
 
 /*

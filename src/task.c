@@ -46,6 +46,7 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(wl_open_task);
@@ -898,39 +899,52 @@ wl_escalate(PG_FUNCTION_ARGS)
 Datum
 wl_withdraw_run(PG_FUNCTION_ARGS)
 {
+	/*
+	 * One name at a time, each found by the whole key: an UPDATE of "the
+	 * ids in this array" may be planned (on tables the planner knew as
+	 * small) as a walk of the tenant's whole pending index that filters
+	 * the ids.  A name given twice is withdrawn once: the second time the
+	 * task is no longer pending.
+	 */
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("withdrawn") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
-		" WHERE t.tenant" EQ "$1 AND t.id" EQ "ANY ($3)"
-		" AND t.run_id" EQ "$2 AND " PENDING("t")
-		" RETURNING t.id",
-		3, {TEXTOID, TEXTOID, TEXTARRAYOID},
+		" WHERE " KEY("t")
+		" AND t.run_id" EQ "$3 AND " PENDING("t"),
+		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.withdraw_run"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *run_id = wl_arg_ident(fcinfo, 0, "run_id");
 	ArrayType  *awaited = wl_arg_idents(fcinfo, 1, "awaited", true);
 	Datum		values[3];
-	uint64		n;
+	Datum	   *names;
+	int			count;
+	int32		n = 0;
+	char	   *tenant_c = NULL;
 	WlSpi		spi;
 
+	deconstruct_array(awaited, TEXTOID, -1, false, TYPALIGN_INT,
+					  &names, NULL, &count);
 	values[0] = PointerGetDatum(tenant);
-	values[1] = PointerGetDatum(run_id);
-	values[2] = PointerGetDatum(awaited);
+	values[2] = PointerGetDatum(run_id);
 
 	wl_hint_took();
 	wl_spi_begin(&spi);
-	n = wl_exec(&stmt, values, NULL, false, 0);
-	if (wl_notify_enabled)
+	for (int i = 0; i < count; i++)
 	{
-		char	   *tenant_c = text_to_cstring(tenant);
-
-		for (uint64 i = 0; i < n; i++)
-			wl_notify(tenant_c, "task", wl_result_cstring(i, 1), "withdrawn");
+		CHECK_FOR_INTERRUPTS();
+		values[1] = names[i];
+		if (wl_exec(&stmt, values, NULL, false, 0) == 0)
+			continue;
+		n++;
+		if (tenant_c == NULL)
+			tenant_c = text_to_cstring(tenant);
+		wl_notify(tenant_c, "task", TextDatumGetCString(names[i]), "withdrawn");
 	}
 	wl_spi_end(&spi);
 
-	PG_RETURN_INT32((int32) n);
+	PG_RETURN_INT32(n);
 }
 
 /* worklist.queue(roles, lim, actor) RETURNS SETOF task */
@@ -1104,49 +1118,79 @@ wl_overdue(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The ids of the rows a sweep part picked and locked (column 1 of the
+ * result of stmt), copied out of SPI's result so that statements can run
+ * while they are used.
+ */
+static char **
+pick_ids(WlStmt *stmt, Datum *values, uint64 *n)
+{
+	char	  **ids;
+
+	*n = wl_exec(stmt, values, NULL, false, 0);
+	ids = palloc(sizeof(char *) * Max(*n, 1));
+	for (uint64 i = 0; i < *n; i++)
+		ids[i] = wl_result_cstring(i, 1);
+	return ids;
+}
+
+/*
  * The task part of the sweep (declared in worklist.h; called by sweep.c
  * with SPI begun, for the sweep verb and for every tenant by the sweeper).
  *
  * Applies the expiry policy to up to lim of the tenant's overdue tasks
- * (open or claimed, due_at <= now), earliest due first, in one statement:
- * deny and proceed settle the task as expired with decision
- * {"policy": ...}, decided_by NULL and settled_at = now; escalate does what
- * escalate() does.  Rows are picked FOR NO KEY UPDATE SKIP LOCKED, so a row
- * a reviewer has locked is skipped this tick -- never waited for -- and the
- * limit counts only rows actually taken, so skipped rows never stop the
- * rows behind them from being reached.  A task whose reviewer's complete
- * committed first no longer qualifies when its lock is taken, and is left
- * alone.
+ * (open or claimed, due_at <= now), earliest due first: deny and proceed
+ * settle the task as expired with decision {"policy": ...}, decided_by
+ * NULL and settled_at = now; escalate does what escalate() does.  Rows are
+ * picked FOR NO KEY UPDATE SKIP LOCKED, so a row a reviewer has locked is
+ * skipped this tick -- never waited for -- and the limit counts only rows
+ * actually taken, so skipped rows never stop the rows behind them from
+ * being reached.  A task whose reviewer's complete committed first no
+ * longer qualifies when its lock is taken, and is left alone.
+ *
+ * The rows picked are then changed one by one, each found by its whole
+ * key and nothing else.  The lock holds each as the pick judged it (a row
+ * changed before it was locked is judged again under the lock), and the
+ * primary key is the only index that can serve a statement that names the
+ * key alone, whatever the planner believed of the table's size when it
+ * planned.  (A single UPDATE of "the ids in this array" was planned, on
+ * tables the planner knew as empty, as a walk of the tenant's whole
+ * pending index that filters the ids: one batch of the sweep then read
+ * every pending task of the tenant.)
  */
 void
 wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 {
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("d")
+		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.due_at, d.id LIMIT $3"
+		" FOR NO KEY UPDATE OF d SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "task.sweep.expiries.pick"
+	};
 #define ESCALATES "t.expiry_policy" EQ "'escalate'::worklist.expiry_policy"
-	static WlStmt stmt WL_KEPT = {
+	static WlStmt apply WL_KEPT = {
 		"UPDATE worklist.task t SET"
 		" state = CASE WHEN " ESCALATES " THEN " STATE("escalated")
 		" ELSE " STATE("expired") " END,"
 		" holder = CASE WHEN " ESCALATES " THEN NULL ELSE t.holder END,"
 		" claimed_at = CASE WHEN " ESCALATES " THEN NULL ELSE t.claimed_at END,"
 		" claim_expires_at = NULL,"
-		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $2 END,"
+		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $3 END,"
 		" decided_by = CASE WHEN " ESCALATES " THEN t.decided_by ELSE NULL END,"
 		" decision = CASE WHEN " ESCALATES " THEN t.decision"
 		" ELSE pg_catalog.jsonb_build_object('policy', t.expiry_policy::pg_catalog.text) END"
-		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
-		" AND t.id" EQ "ANY (ARRAY("
-		"SELECT d.id FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("d")
-		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY d.due_at, d.id LIMIT $3"
-		" FOR NO KEY UPDATE OF d SKIP LOCKED))"
-		" RETURNING t.id, t.expiry_policy::pg_catalog.text, t.priority, t.created_at",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.sweep.expiries"
+		" WHERE " KEY("t")
+		" RETURNING t.expiry_policy::pg_catalog.text, t.priority, t.created_at",
+		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID},
+		.generic = true, .name = "task.sweep.expiries.apply"
 	};
 #undef ESCALATES
 	Datum		values[3];
 	uint64		n;
+	char	  **ids;
 	char	   *tenant_c = text_to_cstring(tenant);
 
 	values[0] = PointerGetDatum(tenant);
@@ -1154,21 +1198,26 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 	values[2] = Int32GetDatum(lim);
 
 	wl_hint_took();
-	n = wl_exec(&stmt, values, NULL, false, 0);
+	ids = pick_ids(&pick, values, &n);
+	values[2] = TimestampTzGetDatum(now);
 	for (uint64 i = 0; i < n; i++)
 	{
-		char	   *id = wl_result_cstring(i, 1);
-		char	   *policy = wl_result_cstring(i, 2);
+		char	   *policy;
 
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(ids[i]);
+		if (wl_exec(&apply, values, NULL, false, 1) != 1)
+			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
+		policy = wl_result_cstring(0, 1);
 		if (strcmp(policy, "escalate") == 0)
 		{
 			bool		isnull;
 
 			wl_hint_claimable(tenant_c,
-							  DatumGetInt32(wl_result_datum(i, 3, &isnull)),
-							  DatumGetTimestampTz(wl_result_datum(i, 4, &isnull)));
+							  DatumGetInt32(wl_result_datum(0, 2, &isnull)),
+							  DatumGetTimestampTz(wl_result_datum(0, 3, &isnull)));
 			result->escalated++;
-			wl_notify(tenant_c, "task", id, "escalated");
+			wl_notify(tenant_c, "task", ids[i], "escalated");
 		}
 		else
 		{
@@ -1176,9 +1225,8 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 				result->denied++;
 			else
 				result->proceeded++;
-			wl_notify(tenant_c, "task", id, "expired");
+			wl_notify(tenant_c, "task", ids[i], "expired");
 		}
-		pfree(id);
 		pfree(policy);
 	}
 }
@@ -1193,42 +1241,49 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
  * escalated.  Rows are picked FOR NO KEY UPDATE SKIP LOCKED: a row a
  * reviewer is completing is skipped, and whichever of the two commits
  * first wins (the other finds the task no longer held as it expected).
+ * Picked rows are changed one by one by their key, as in wl_task_sweep.
  */
 void
 wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 					   WlSweepResult *result)
 {
-	static WlStmt stmt WL_KEPT = {
-		"UPDATE worklist.task t" SET_UNCLAIM
-		" WHERE t.tenant" EQ "$1 AND t.claim_expires_at OPERATOR(pg_catalog.<=) $2"
-		" AND t.id" EQ "ANY (ARRAY("
+	static WlStmt pick WL_KEPT = {
 		"SELECT d.id FROM worklist.task d"
 		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
-		" FOR NO KEY UPDATE OF d SKIP LOCKED))"
-		" RETURNING t.id, t.priority, t.created_at",
+		" FOR NO KEY UPDATE OF d SKIP LOCKED",
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.sweep.claim_timeouts"
+		.generic = true, .name = "task.sweep.claim_timeouts.pick"
+	};
+	static WlStmt apply WL_KEPT = {
+		"UPDATE worklist.task t" SET_UNCLAIM
+		" WHERE " KEY("t")
+		" RETURNING t.priority, t.created_at",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.sweep.claim_timeouts.apply"
 	};
 	Datum		values[3];
 	uint64		n;
+	char	  **ids;
 	char	   *tenant_c = text_to_cstring(tenant);
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = Int32GetDatum(lim);
 
-	n = wl_exec(&stmt, values, NULL, false, 0);
+	ids = pick_ids(&pick, values, &n);
 	for (uint64 i = 0; i < n; i++)
 	{
-		char	   *id = wl_result_cstring(i, 1);
 		bool		isnull;
 
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(ids[i]);
+		if (wl_exec(&apply, values, NULL, false, 1) != 1)
+			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
 		wl_hint_claimable(tenant_c,
-						  DatumGetInt32(wl_result_datum(i, 2, &isnull)),
-						  DatumGetTimestampTz(wl_result_datum(i, 3, &isnull)));
+						  DatumGetInt32(wl_result_datum(0, 1, &isnull)),
+						  DatumGetTimestampTz(wl_result_datum(0, 2, &isnull)));
 		result->claims_released++;
-		wl_notify(tenant_c, "task", id, "released");
-		pfree(id);
+		wl_notify(tenant_c, "task", ids[i], "released");
 	}
 }
