@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+#
+# run.sh -- the worker and agent examples of examples/node and
+# examples/python against a running server, through two restarts of it.
+#
+# In a database of its own (worklist_examples) with a tenant bound to a
+# login role of its own (kind service), it runs two node and two python
+# workers on one queue of 200 tasks, and one agent of each language on a
+# run of 100 steps.  Midway it restarts the server with pg_ctl -m fast
+# (workers busy), then again with -m immediate (a crash: workers idle,
+# agents busy), and opens more tasks once the workers have reconnected.
+# Then it makes one agent's lease lapse so that another agent takes the
+# run over, and stops workers in the middle of a claim.  Finally it checks,
+# in SQL and in what the programs logged:
+#   - every task is completed, with decided_by, and none is pending;
+#   - each completion was logged by exactly one worker, the one the task
+#     names in decided_by, and no worker saw a task settled by another;
+#   - every worker did some of the work, reconnected after each restart,
+#     and was woken by a notification after its last reconnect;
+#   - each run has every checkpoint from 1 to its last step, the fences of
+#     its checkpoints never go down, and the fences each agent was handed
+#     went up at every claim;
+#   - the agent whose lease was taken over was refused with WL007 and gave
+#     up (exit 75) while the other finished the run from its checkpoint;
+#   - a worker stopped during a claim gave the task back, and another
+#     completed it; every worker stopped cleanly (exit 0) on SIGTERM;
+#   - a login with no binding of the tenant is refused (42501) and the
+#     programs exit 78.
+# It exits non-zero when a check fails, keeping the logs.
+#
+#   bash test/examples/run.sh
+#
+# Environment: PGHOST, PGPORT and PGUSER (a superuser) of the server;
+# WL_PG_CTL, the command that controls it (pg_ctl with its -D and -l;
+# ./run sets it), or PGDATA to use plain pg_ctl; PYTHON (default
+# /usr/bin/python3, the one python3-psycopg2 is installed for);
+# WL_EXAMPLES_KEEP=1 keeps the logs and the database.
+#
+set -Eeuo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+EX=$(cd "$HERE/../../examples" && pwd)
+PYTHON=${PYTHON:-/usr/bin/python3}
+DB=worklist_examples
+TENANT=examples
+ROLE=wl_example_worker
+STRANGER=wl_example_stranger
+TASKS_BEFORE=120 TASKS_DURING=60 TASKS_AFTER=20
+AGENT_STEPS=100
+
+say() { printf 'examples: %s\n' "$*"; }
+die() { printf 'examples: %s\n' "$*" >&2; exit 2; }
+
+if [[ -n ${WL_PG_CTL:-} ]]; then
+	read -r -a PG_CTL <<<"$WL_PG_CTL"
+elif [[ -n ${PGDATA:-} ]]; then
+	PG_CTL=(pg_ctl -D "$PGDATA" -l "$PGDATA/examples-restart.log")
+else
+	die "set WL_PG_CTL (the pg_ctl command of the server) or PGDATA: the test restarts the server"
+fi
+command -v node >/dev/null || die "no node (apt-get install nodejs)"
+command -v npm >/dev/null || die "no npm (apt-get install npm)"
+"$PYTHON" -c 'import psycopg2' 2>/dev/null || die "$PYTHON cannot import psycopg2 (apt-get install python3-psycopg2)"
+
+OUT=$(mktemp -d /tmp/worklist-examples.XXXXXX)
+PIDS=()
+PASSED=0
+FAILED=0
+T0=$SECONDS
+
+cleanup() {
+	local rc=$? pid
+	for pid in "${PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	if ((rc == 0 && FAILED == 0)) && [[ -z ${WL_EXAMPLES_KEEP:-} ]]; then
+		psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" \
+			-c "DROP ROLE IF EXISTS $ROLE" -c "DROP ROLE IF EXISTS $STRANGER" >/dev/null 2>&1 || true
+		rm -rf "$OUT"
+	else
+		for f in "$OUT"/*.log; do
+			[[ -e $f ]] || continue
+			echo "---- last lines of $f"
+			tail -n 15 "$f"
+		done
+		say "logs kept in $OUT"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+
+# SQL as the superuser, in the test's tenant
+q() { PGOPTIONS="-c worklist.tenant=$TENANT" psql -X -At -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+check() {
+	local what=$1 ok=$2
+	if [[ $ok == yes ]]; then
+		PASSED=$((PASSED + 1))
+		printf '    ok    %s\n' "$what"
+	else
+		FAILED=$((FAILED + 1))
+		printf '    FAIL  %s\n' "$what"
+	fi
+}
+
+# check_eq WHAT EXPECTED ACTUAL
+check_eq() {
+	if [[ $2 == "$3" ]]; then
+		check "$1" yes
+	else
+		check "$1 (expected $2, got $3)" no
+	fi
+}
+
+# wait_until SECONDS WHAT COMMAND...: poll until COMMAND succeeds
+wait_until() {
+	local limit=$1 what=$2 deadline=$((SECONDS + $1))
+	shift 2
+	until "$@"; do
+		((SECONDS < deadline)) || die "timed out after ${limit}s waiting for $what"
+		sleep 0.1
+	done
+}
+
+# start NAME COMMAND...: a program in the background, as the worker login
+start() {
+	local name=$1
+	shift
+	PGUSER=$ROLE PGDATABASE=$DB WORKLIST_TENANT=$TENANT PGOPTIONS= \
+		"$@" >"$OUT/$name.log" 2>&1 &
+	PIDS+=($!)
+	eval "PID_${name//-/_}=$!"
+}
+pid_of() { local v="PID_${1//-/_}"; echo "${!v}"; }
+node_worker() { start "$1" node "$EX/node/worker.js" --actor "$1" "${@:2}"; }
+py_worker() { start "$1" "$PYTHON" "$EX/python/worker.py" --actor "$1" "${@:2}"; }
+node_agent() { start "$1" node "$EX/node/agent.js" --holder "$1" "${@:2}"; }
+py_agent() { start "$1" "$PYTHON" "$EX/python/agent.py" --holder "$1" "${@:2}"; }
+
+# exit_status NAME SECONDS: wait for a program to end and set RC to its
+# exit status, or to "running" (and kill it) when it did not end in time.
+# Not to be called in a $(...) subshell, which cannot wait for it.
+exit_status() {
+	local pid deadline=$((SECONDS + $2))
+	pid=$(pid_of "$1")
+	RC=0
+	while kill -0 "$pid" 2>/dev/null; do
+		if ((SECONDS >= deadline)); then
+			kill -KILL "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+			RC=running
+			return
+		fi
+		sleep 0.1
+	done
+	wait "$pid" || RC=$?
+}
+# check_exit NAME SECONDS EXPECTED WHAT
+check_exit() {
+	exit_status "$1" "$2"
+	check_eq "$4" "$3" "$RC"
+}
+stop() { kill -TERM "$(pid_of "$1")" 2>/dev/null || true; }
+
+logged() { grep -c -E "^$1 $2" "$OUT/$1.log" || true; }
+has_logged() { grep -q -E "^$1 $2" "$OUT/$1.log"; }
+completed() { q -c "SELECT count(*) FROM worklist.task WHERE tenant = '$TENANT' AND state = 'completed'"; }
+completed_at_least() { (($(completed) >= $1)); }
+sweeper_up() { [[ $(q -c "SELECT count(*) FROM worklist.sweeper_status WHERE pid IS NOT NULL" 2>/dev/null) == 1 ]]; }
+open_tasks() { # PREFIX FROM TO [ROLE]
+	q -c "SELECT count(worklist.open_task(format('%s-%s', '$1', lpad(i::text, 4, '0')), 'case-' || i % 7,
+		'{${4:-reviewer}}', payload => jsonb_build_object('amount', i * 37 % 2000)))
+		FROM generate_series($2, $3) i" >/dev/null
+}
+restart() {
+	local mode=$1
+	"${PG_CTL[@]}" -m "$mode" -w restart >/dev/null || die "the server did not restart"
+	wait_until 30 "the sweeper after the restart" sweeper_up
+}
+
+# ---------------------------------------------------------------------------
+say "installing pg for node (npm ci)"
+(cd "$EX/node" && npm ci --no-audit --no-fund --loglevel=error >"$OUT/npm.log" 2>&1) \
+	|| { cat "$OUT/npm.log"; die "npm ci failed"; }
+
+say "database $DB, tenant $TENANT bound to $ROLE (service); $STRANGER bound to nothing"
+psql -X -q -v ON_ERROR_STOP=1 -d postgres >/dev/null <<-EOF
+	SET client_min_messages = warning;
+	DROP DATABASE IF EXISTS $DB WITH (FORCE);
+	DROP ROLE IF EXISTS $ROLE;
+	DROP ROLE IF EXISTS $STRANGER;
+	CREATE ROLE $ROLE LOGIN;
+	CREATE ROLE $STRANGER LOGIN;
+	CREATE DATABASE $DB;
+EOF
+q >/dev/null <<-EOF
+	CREATE EXTENSION worklist;
+	SELECT worklist.grant_tenant('$TENANT', '$ROLE', 'service');
+EOF
+wait_until 30 "the sweeper of $DB" sweeper_up
+
+# ---------------------------------------------------------------------------
+say "closed tenancy: a login without a binding"
+ROLE=$STRANGER node_worker node-stranger
+ROLE=$STRANGER py_worker py-stranger
+for w in node-stranger py-stranger; do
+	check_exit "$w" 20 78 "$w exits 78 (configuration error)"
+	check "$w reports 42501" "$(grep -q '42501' "$OUT/$w.log" && echo yes || echo no)"
+done
+
+# ---------------------------------------------------------------------------
+say "workers and agents through a fast restart and a crash"
+WORKERS=(node-1 node-2 py-1 py-2)
+open_tasks t 1 "$TASKS_BEFORE"
+for w in node-1 node-2; do node_worker "$w" --work-ms 40 --poll-seconds 5; done
+for w in py-1 py-2; do py_worker "$w" --work-ms 40 --poll-seconds 5; done
+AGENT_ARGS=(--steps "$AGENT_STEPS" --ttl-seconds 3 --step-ms 100)
+node_agent node-agent "${AGENT_ARGS[@]}" demo restart run-node
+py_agent py-agent "${AGENT_ARGS[@]}" demo restart run-py
+open_tasks t $((TASKS_BEFORE + 1)) $((TASKS_BEFORE + TASKS_DURING))
+TOTAL=$((TASKS_BEFORE + TASKS_DURING))
+
+wait_until 20 "40 completed tasks" completed_at_least 40
+done_before=$(completed)
+restart fast
+say "restarted (fast) with $done_before of $TOTAL tasks completed"
+check "the fast restart came while tasks were pending" \
+	"$( ((done_before < TOTAL)) && echo yes || echo no)"
+
+wait_until 30 "all $TOTAL tasks completed" completed_at_least "$TOTAL"
+agents_running=yes
+for a in node-agent py-agent; do kill -0 "$(pid_of $a)" 2>/dev/null || agents_running=no; done
+check "the agents were still working at the crash" "$agents_running"
+restart immediate
+say "restarted (immediate) at $((SECONDS - T0))s"
+
+# Each worker has connected three times (start and two restarts) and is
+# listening again; then new tasks must wake it by notification.
+listening_again() {
+	local w
+	for w in "${WORKERS[@]}"; do
+		(($(logged "$w" 'listening$') >= 3)) || return 1
+	done
+}
+wait_until 30 "the workers listening after the crash" listening_again
+sleep 0.5
+open_tasks u 1 "$TASKS_AFTER"
+TOTAL=$((TOTAL + TASKS_AFTER))
+wait_until 20 "all $TOTAL tasks completed" completed_at_least "$TOTAL"
+
+for a in node-agent py-agent; do
+	check_exit "$a" 40 0 "$a finishes its run (exit 0)"
+done
+
+# ---------------------------------------------------------------------------
+say "a lease taken over, and claims given back on SIGTERM"
+# Agent A's steps outlast its 1 s lease; B waits for the lease to lapse,
+# claims the run and finishes it from A's last checkpoint.  A's next
+# write carries a superseded fence: WL007.
+node_agent node-A --steps 4 --ttl-seconds 1 --step-ms 2500 demo takeover run-1
+py_agent py-A --steps 4 --ttl-seconds 1 --step-ms 2500 demo takeover run-2
+# Each hold worker claims its task and is stopped in the middle of it.
+open_tasks slow 1 1 hold-1
+open_tasks slow 2 2 hold-2
+node_worker node-hold --roles hold-1 --work-ms 60000
+py_worker py-hold --roles hold-2 --work-ms 60000
+
+wait_until 20 "node-A's first checkpoint" has_logged node-A 'checkpoint step-0001'
+py_agent py-B --steps 4 --ttl-seconds 3 --step-ms 100 --wait-seconds 20 demo takeover run-1
+wait_until 20 "py-A's first checkpoint" has_logged py-A 'checkpoint step-0001'
+node_agent node-B --steps 4 --ttl-seconds 3 --step-ms 100 --wait-seconds 20 demo takeover run-2
+
+wait_until 20 "the hold workers' claims" eval 'has_logged node-hold "claimed slow-0001" && has_logged py-hold "claimed slow-0002"'
+stop node-hold
+stop py-hold
+for w in node-hold py-hold; do
+	check_exit "$w" 10 0 "$w stops cleanly in the middle of a claim (exit 0)"
+done
+check_eq "the claims given back are open again" "open||open|" \
+	"$(q -c "SELECT string_agg(state || '|' || coalesce(holder, ''), '|' ORDER BY id) FROM worklist.task WHERE tenant = '$TENANT' AND id LIKE 'slow-%'")"
+py_worker py-finish --roles hold-1
+node_worker node-finish --roles hold-2
+wait_until 20 "the given-back tasks completed" completed_at_least $((TOTAL + 2))
+TOTAL=$((TOTAL + 2))
+
+for a in node-A py-A; do
+	check_exit "$a" 30 75 "$a gives up when its lease is taken over (exit 75)"
+	check "$a was refused with WL007" "$(has_logged $a 'lease lost: stale fence \(WL007\)' && echo yes || echo no)"
+done
+for a in py-B node-B; do
+	check_exit "$a" 30 0 "$a finishes the run it took over (exit 0)"
+done
+
+# ---------------------------------------------------------------------------
+say "stopping the workers (SIGTERM)"
+for w in "${WORKERS[@]}" py-finish node-finish; do stop "$w"; done
+for w in "${WORKERS[@]}" py-finish node-finish; do
+	check_exit "$w" 15 0 "$w stops cleanly (exit 0)"
+done
+
+# ---------------------------------------------------------------------------
+say "checks"
+pending=$(q -c "SELECT worklist.open_count()")
+check_eq "no task is pending" 0 "$pending"
+check_eq "every task is completed with decided_by" "$TOTAL" \
+	"$(q -c "SELECT count(*) FROM worklist.task WHERE tenant = '$TENANT' AND state = 'completed' AND decided_by IS NOT NULL")"
+
+# What the workers logged as completed, against the tasks' decided_by.
+{
+	echo "CREATE TEMP TABLE logged (actor text, id text);"
+	echo "COPY logged FROM STDIN;"
+	cat "$OUT"/*.log | sed -n -E 's/^([^ ]+) completed ([^ ]+)$/\1\t\2/p'
+	echo '\.'
+	echo "SELECT count(*) FROM logged;"
+	echo "SELECT count(*) FROM (SELECT id FROM logged GROUP BY id HAVING count(*) > 1) s;"
+	echo "SELECT count(*) FROM worklist.task t WHERE t.tenant = '$TENANT'
+		AND NOT EXISTS (SELECT FROM logged l WHERE l.id = t.id AND l.actor = t.decided_by);"
+} | q >"$OUT/completions.txt"
+mapfile -t c <"$OUT/completions.txt"
+check_eq "completions logged by the workers" "$TOTAL" "${c[0]}"
+check_eq "tasks logged as completed more than once" 0 "${c[1]}"
+check_eq "tasks whose decided_by did not log their completion" 0 "${c[2]}"
+claims=$(cat "$OUT"/*.log | grep -c -E '^[^ ]+ claimed [a-z]+-[0-9]+$' || true)
+ends=$(cat "$OUT"/*.log | grep -c -E '^[^ ]+ (completed|released) [a-z]+-[0-9]+' || true)
+check_eq "claims the workers logged, each completed or released" "$claims" "$ends"
+check_eq "tasks a worker found settled by somebody else" 0 "$(cat "$OUT"/*.log | grep -c -E '^[^ ]+ lost ' || true)"
+
+for w in "${WORKERS[@]}"; do
+	n=$(logged "$w" 'completed ')
+	check "$w completed tasks ($n)" "$( ((n > 0)) && echo yes || echo no)"
+	check "$w reconnected after each restart ($(logged "$w" 'connected$') connections)" \
+		"$( (($(logged "$w" 'connected$') >= 3)) && echo yes || echo no)"
+	woken=$(awk -v w="$w" '$1 == w && $2 == "listening" { n = 0 } $1 == w && $0 ~ /woken by notification$/ { n++ } END { print n + 0 }' "$OUT/$w.log")
+	check "$w was woken by a notification after its last reconnect" "$( ((woken > 0)) && echo yes || echo no)"
+done
+
+# run_checks RUN STEPS: checkpoints 1..STEPS, fences never going down
+run_checks() {
+	q -c "SELECT count(*) = $2
+			AND bool_and(checkpoint_id = format('step-%s', lpad(((body->>'step')::int)::text, 4, '0')))
+			AND array_agg((body->>'step')::int ORDER BY (body->>'step')::int)
+				= array(SELECT generate_series(1, $2))
+			AND coalesce(bool_and(fence >= prev), true)
+		FROM (SELECT checkpoint_id, body, (body->>'fence')::bigint AS fence,
+				lag((body->>'fence')::bigint) OVER (ORDER BY (body->>'step')::int) AS prev
+			FROM worklist.list_checkpoints('demo', '$1', '$3')) s"
+}
+# fences_rise AGENT: the fences an agent was handed rose at every claim
+fences_rise() {
+	sed -n -E "s/^$1 (claimed|renewed) fence=([0-9]+)$/\2/p" "$OUT/$1.log" \
+		| awk 'NR > 1 && $1 <= prev { bad = 1 } { prev = $1; n++ } END { exit (bad || n == 0) }' \
+		&& echo yes || echo no
+}
+for pair in node-agent:run-node py-agent:run-py; do
+	a=${pair%%:*} r=${pair#*:}
+	check "$r: checkpoints 1..$AGENT_STEPS present, fences never down" \
+		"$([[ $(run_checks restart "$AGENT_STEPS" "$r") == t ]] && echo yes || echo no)"
+	check "$a: fences rose at every claim" "$(fences_rise "$a")"
+	check "$a reconnected after each restart" \
+		"$( (($(logged "$a" 'connected$') >= 3)) && echo yes || echo no)"
+done
+for run in run-1:node-A:py-B run-2:py-A:node-B; do
+	IFS=: read -r r a b <<<"$run"
+	check "$r: checkpoints 1..4 present, fences never down" \
+		"$([[ $(run_checks takeover 4 "$r") == t ]] && echo yes || echo no)"
+	# A wrote the steps it logged, B resumed after them and wrote the rest
+	k=$(logged "$a" 'checkpoint ')
+	want=$(for i in 1 2 3 4; do if ((i <= k)); then echo "$a"; else echo "$b"; fi; done | paste -sd ' ')
+	check_eq "$r: the first steps by $a (as many as it logged), the rest by $b" "$want" \
+		"$(q -c "SELECT string_agg(body->>'holder', ' ' ORDER BY checkpoint_id) FROM worklist.list_checkpoints('demo', 'takeover', '$r')")"
+	check "$r: $a wrote at least one step and $b took over before the end ($k)" \
+		"$( ((k >= 1 && k < 4)) && echo yes || echo no)"
+	check "$a, $b: fences rose at every claim" \
+		"$([[ $(fences_rise "$a") == yes && $(fences_rise "$b") == yes ]] && echo yes || echo no)"
+done
+for w in node-hold:slow-0001:py-finish py-hold:slow-0002:node-finish; do
+	IFS=: read -r h t f <<<"$w"
+	check "$h gave $t back" "$(has_logged "$h" "released $t$" && echo yes || echo no)"
+	check_eq "$t completed by $f" "$f" "$(q -c "SELECT decided_by FROM worklist.task('$t')")"
+done
+check_eq "errors logged (but by the login without a binding)" 0 \
+	"$(grep -h -E '^[^ ]+ (error|configuration error):' "$OUT"/*.log | grep -c -v -E '^[^ ]+-stranger ' || true)"
+
+say "$((SECONDS - T0))s"
+printf 'examples: %d passed, %d failed\n' "$PASSED" "$FAILED"
+((FAILED == 0))
