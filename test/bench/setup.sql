@@ -35,7 +35,7 @@ CREATE SCHEMA minimal;
 CREATE TABLE minimal.task
 	(LIKE worklist.task INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE);
 ALTER TABLE minimal.task ADD PRIMARY KEY (tenant, id);
-CREATE INDEX task_claimable ON minimal.task (tenant, priority DESC, created_at, id)
+CREATE INDEX task_claimable ON minimal.task (tenant, (- priority::int8), created_at, id)
 	WHERE state = 'open' OR (state = 'escalated' AND holder IS NULL);
 DO $$
 BEGIN
