@@ -72,7 +72,7 @@ while (($#)); do
 		--runs) RUNS=$2; shift ;;
 		--clients) CLIENTS=$2; shift ;;
 		--only) ONLY=$2; shift ;;
-		-h|--help) sed -n '3,52p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		-h|--help) sed -n '3,53p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -140,6 +140,8 @@ SAMPLER=
 stop_all() {
 	local rc=$?
 	[[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null && wait "$SAMPLER" 2>/dev/null
+	# a snapshot holder still waiting for its turn to end ends now
+	touch "$B/release" 2>/dev/null
 	if ((SERVER_UP)); then
 		pg_ctl -D "$DATA" -m fast -w stop >/dev/null 2>&1 \
 			|| pg_ctl -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
@@ -565,14 +567,15 @@ held() {
 			COMMIT;
 		SQL
 		holder=$!
-		for i in $(seq 100); do
+		for i in $(seq 101); do
 			[[ $(val -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench_holder'
 			               AND state = 'idle in transaction' AND backend_xmin IS NOT NULL") == 1 ]] && break
+			((i <= 100)) || { echo "bench.sh: the snapshot holder did not start:" >&2; cat "$dir/holder" >&2; exit 1; }
 			sleep 0.1
 		done
 	fi
 	echo "$row $MAXC" >"$B/phase"
-	PGOPTIONS='-c worklist.tenant=cycle' pgbench -n -M prepared -c "$MAXC" -j 2 \
+	PGOPTIONS='-c worklist.tenant=cycle' pgbench -n -M prepared -c "$MAXC" -j $((MAXC < 2 ? 1 : 2)) \
 		-T $((8 * windows + 1)) --progress=8 -f "$SCRIPTS/cycle_$sch.sql" bench >"$dir/out" 2>&1 &
 	local pgb=$!
 	if ((held)); then
@@ -879,7 +882,7 @@ psql_ -d postgres <<-SQL
 	SELECT EXISTS (SELECT FROM res WHERE row LIKE 'held.%') AS held \gset
 	\if :held
 	\echo
-	\echo 'Held snapshot: the cycle at $MAXC clients over $HELD_QUEUE tasks, tps in consecutive'
+	\echo 'Held snapshot: the cycle, $MAXC clients, over $HELD_QUEUE tasks: tps in consecutive'
 	\echo '8-second windows (medians over the runs); in the "snapshot" rows a REPEATABLE READ'
 	\echo 'transaction that read the queue before the load began stays open during windows'
 	\echo '1 to $HELD_DURING and ends as window $((HELD_DURING + 1)) begins.'
