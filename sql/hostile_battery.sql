@@ -4,7 +4,7 @@
 -- argument's type in its place, once per hostile tenant setting, and in
 -- random combinations.  Each call runs in a subtransaction that is always
 -- rolled back, so every call meets the same fixture, and its SQLSTATE is
--- recorded.  A call may succeed or fail with a code the contract allows
+-- recorded.  A call may succeed or fail with a code the reference allows
 -- for what was substituted; anything else (XX000, a code the verb has no
 -- business raising) is listed below as unexpected.  A crash ends the
 -- session and fails the test.
@@ -274,7 +274,7 @@ SELECT 'tenant', row_number() OVER (), label, expr FROM (VALUES
 -- What a call may answer, by what was substituted: SQLSTATEs allowed for
 -- each class ('ok' is success).  22023 is a refused argument; 22P02 an
 -- unknown enum label; 22008 a timestamp beyond the range (at the cast, or
--- where the contract lets timestamp arithmetic overflow); 54001 a jsonb
+-- where the reference lets timestamp arithmetic overflow); 54001 a jsonb
 -- nested beyond the stack (at the cast); 54000 a jsonb document above
 -- worklist.max_document_size; 42704 an unknown role; 42501 a tenant the
 -- caller may not act in.
@@ -297,9 +297,9 @@ INSERT INTO hb_allowed VALUES
 	('cursor', '{ok,22023}'),
 	('tenant', '{ok,22023,42501}');
 
--- Refusals of the contract each verb may give when a substituted value
--- names something that does not exist or is not the caller's (CONTRACT
--- sections 1 and 3).
+-- Documented refusals each verb may give when a substituted value
+-- names something that does not exist or is not the caller's (doc/reference.md,
+-- sections 4 and 6).
 CREATE TEMP TABLE hb_verb_codes (verb text PRIMARY KEY, codes text[]);
 INSERT INTO hb_verb_codes VALUES
 	('claim', '{WL001,WL002,WL003,WL004,WL005}'),

@@ -17,7 +17,7 @@
  * Payload.  A JSON object that counts, per kind and event, the changes
  * committed since the tenant's previous notification:
  * {"task": {"opened": 3, "claimed": 1}, "run": {"checkpointed": 2}};
- * kinds and events in the contract's order, zeros left out.  No tenant
+ * kinds and events in the documented order, zeros left out.  No tenant
  * name, no id.
  *
  * Recording.  The verbs call wl_notify() for every change; it counts the
@@ -129,8 +129,7 @@ event_of(const char *kind, const char *event)
 }
 
 void
-wl_notify(const char *tenant, const char *kind, const char *id,
-		  const char *event)
+wl_notify(const char *tenant, const char *kind, const char *event)
 {
 	WlChange		e;
 
@@ -138,13 +137,6 @@ wl_notify(const char *tenant, const char *kind, const char *id,
 		return;
 	e = event_of(kind, event);
 	wl_xact_tenant(tenant)->events[e]++;
-}
-
-void
-wl_notify_run(const char *tenant, const char *project, const char *session,
-			  const char *run, const char *event)
-{
-	wl_notify(tenant, "run", run, event);
 }
 
 /* ----------

@@ -383,7 +383,7 @@ wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 		if (tenant_c == NULL)
 			tenant_c = text_to_cstring(tenant);
 		for (uint64 i = 0; i < n; i++)
-			wl_notify(tenant_c, KIND_NAME[k], "", "purged");
+			wl_notify(tenant_c, KIND_NAME[k], "purged");
 	}
 	if (present)
 		schedule(tenant, now, &p, left <= 0);

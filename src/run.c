@@ -100,9 +100,7 @@ notify_run(const RunAddress *addr, const char *event)
 {
 	if (!wl_notify_enabled)
 		return;
-	wl_notify_run(text_to_cstring(addr->tenant), text_to_cstring(addr->project),
-				  text_to_cstring(addr->session), text_to_cstring(addr->run),
-				  event);
+	wl_notify(text_to_cstring(addr->tenant), "run", event);
 }
 
 /* Where-clause fragments for the run key, aliased r / c / l. */

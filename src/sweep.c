@@ -6,7 +6,7 @@
  *	  list of tenants that have something due.
  *
  * The parts live with their data (task.c, ticket.c, retention.c);
- * wl_sweep_tenant() runs them in the contract's order, and both this verb
+ * wl_sweep_tenant() runs them in the documented order, and both this verb
  * and the background worker call it, so a batch of the worker does
  * exactly what a call of the verb would.
  *

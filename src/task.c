@@ -206,11 +206,11 @@ enum_label(Datum value)
 
 /* Queue a notification about one task (cheap when notifications are off). */
 static void
-notify_task(text *tenant, text *id, const char *event)
+notify_task(text *tenant, const char *event)
 {
 	if (!wl_notify_enabled)
 		return;
-	wl_notify(text_to_cstring(tenant), "task", text_to_cstring(id), event);
+	wl_notify(text_to_cstring(tenant), "task", event);
 }
 
 /* The task in row (a whole worklist.task) became claimable: see hint.c. */
@@ -360,7 +360,7 @@ wl_open_task(PG_FUNCTION_ARGS)
 	if (created)
 	{
 		row_claimable(tenant, row);
-		notify_task(tenant, DatumGetTextPP(values[1]), "opened");
+		notify_task(tenant, "opened");
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -463,7 +463,7 @@ wl_claim(PG_FUNCTION_ARGS)
 	if (claimed)
 	{
 		wl_count(WL_COUNT_CLAIMS);
-		notify_task(tenant, id, "claimed");
+		notify_task(tenant, "claimed");
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -556,9 +556,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	wl_hint_took();
 	wl_count(WL_COUNT_CLAIMS);
-	notify_task(tenant, DatumGetTextPP(GetAttributeByName(DatumGetHeapTupleHeader(row),
-														   "id", &isnull)),
-				"claimed");
+	notify_task(tenant, "claimed");
 	PG_RETURN_DATUM(row);
 }
 
@@ -619,7 +617,7 @@ wl_release(PG_FUNCTION_ARGS)
 	}
 	wl_spi_end(&spi);
 
-	notify_task(tenant, id, "released");
+	notify_task(tenant, "released");
 	PG_RETURN_VOID();
 }
 
@@ -694,7 +692,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 	if (moved)
 	{
 		wl_count(WL_COUNT_TAKE_OVERS);
-		notify_task(tenant, id, "taken_over");
+		notify_task(tenant, "taken_over");
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -770,7 +768,7 @@ wl_complete(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (settled)
-		notify_task(tenant, id, "completed");
+		notify_task(tenant, "completed");
 	PG_RETURN_BOOL(settled || retried);
 }
 
@@ -827,7 +825,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (settled)
-		notify_task(tenant, id, state_c);
+		notify_task(tenant, state_c);
 	PG_RETURN_BOOL(settled);
 }
 
@@ -884,7 +882,7 @@ wl_escalate(PG_FUNCTION_ARGS)
 	if (escalated)
 	{
 		row_claimable(tenant, row);
-		notify_task(tenant, id, "escalated");
+		notify_task(tenant, "escalated");
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -940,7 +938,7 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 		n++;
 		if (tenant_c == NULL)
 			tenant_c = text_to_cstring(tenant);
-		wl_notify(tenant_c, "task", TextDatumGetCString(names[i]), "withdrawn");
+		wl_notify(tenant_c, "task", "withdrawn");
 	}
 	wl_spi_end(&spi);
 
@@ -1217,7 +1215,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 							  DatumGetInt32(wl_result_datum(0, 2, &isnull)),
 							  DatumGetTimestampTz(wl_result_datum(0, 3, &isnull)));
 			result->escalated++;
-			wl_notify(tenant_c, "task", ids[i], "escalated");
+			wl_notify(tenant_c, "task", "escalated");
 		}
 		else
 		{
@@ -1225,7 +1223,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 				result->denied++;
 			else
 				result->proceeded++;
-			wl_notify(tenant_c, "task", ids[i], "expired");
+			wl_notify(tenant_c, "task", "expired");
 		}
 		pfree(policy);
 	}
@@ -1284,6 +1282,6 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 						  DatumGetInt32(wl_result_datum(0, 1, &isnull)),
 						  DatumGetTimestampTz(wl_result_datum(0, 2, &isnull)));
 		result->claims_released++;
-		wl_notify(tenant_c, "task", ids[i], "released");
+		wl_notify(tenant_c, "task", "released");
 	}
 }

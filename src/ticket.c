@@ -414,7 +414,7 @@ append_verb(FunctionCallInfo fcinfo, text *tenant, text *ticket, WlEvent *ev)
 		event = "closed";
 	else
 		event = "reported";
-	wl_notify(text_to_cstring(tenant), "ticket", row.def.id, event);
+	wl_notify(text_to_cstring(tenant), "ticket", event);
 
 	result = result_fold(fcinfo, outer, &fold, row.def.id);
 	wl_spi_end(&spi);
@@ -517,7 +517,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 
 	wl_spi_begin(&spi);
 	if (wl_exec(&insert_stmt, values, nulls, false, 0) == 1)
-		wl_notify(text_to_cstring(tenant), "ticket", def.id, "opened");
+		wl_notify(text_to_cstring(tenant), "ticket", "opened");
 	else
 	{
 		TicketRow	row;
@@ -785,14 +785,14 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 				ev.confirmation = wl_implicit_confirmation(&fold, &row.def);
 				append_event(tenant, &row, &ev, &fold);
 				result->tickets_confirmed++;
-				wl_notify(tenant_cstr, "ticket", row.def.id, "confirmed");
+				wl_notify(tenant_cstr, "ticket", "confirmed");
 				break;
 			case WL_WATCHDOG_ESCALATE:
 				ev.kind = WL_KIND_ESCALATION;
 				ev.value = fold.rung + 1;
 				append_event(tenant, &row, &ev, &fold);
 				result->tickets_escalated++;
-				wl_notify(tenant_cstr, "ticket", row.def.id, "escalated");
+				wl_notify(tenant_cstr, "ticket", "escalated");
 				break;
 			case WL_WATCHDOG_NOTHING:
 				{

@@ -5,9 +5,9 @@
  *
  * Where things live:
  *	  tenant.c		tenant setting, bindings, erasure
- *	  args.c		argument validation;  errors.c  contract refusals
+ *	  args.c		argument validation;  errors.c  documented refusals
  *	  spi.c			prepared statements run as the extension owner
- *	  task.c		tasks (CONTRACT section 1)
+ *	  task.c		tasks (doc/reference.md, section 4)
  *	  ticket.c		tickets: the append-only log and its verbs (section 2)
  *	  fold.c		the ticket fold (section 2, rules 1-7); fold_store.c
  *					its stored form; fold_sql.c  its SQL face

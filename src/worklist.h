@@ -13,7 +13,7 @@
  *		... wl_exec(&stmt, values, nulls) ...
  *		wl_spi_end(&spi);
  *
- * so the order of checks the contract fixes (tenant, binding, arguments)
+ * so the order of checks the reference fixes (tenant, binding, arguments)
  * holds everywhere, and no verb can be steered by the caller's search_path
  * or needs the caller to hold any privilege on the tables.
  *
@@ -31,7 +31,7 @@
 #include "utils/timestamp.h"
 
 /* ----------
- * SQLSTATEs of the contract (class WL).
+ * SQLSTATEs of the extension (class WL).
  * ----------
  */
 #define ERRCODE_WL_NOT_FOUND		MAKE_SQLSTATE('W','L','0','0','1')
@@ -81,7 +81,7 @@ extern void wl_error_stale_fence(const char *run, int64 fence,
 extern void wl_error_bad_arg(const char *argname, const char *why) pg_attribute_noreturn();
 
 /* ----------
- * Arguments (args.c).  Each takes the argument's name as the contract
+ * Arguments (args.c).  Each takes the argument's name as the reference
  * spells it, which is what an error names.
  * ----------
  */
@@ -154,7 +154,7 @@ typedef enum WlBinding
 } WlBinding;
 
 /*
- * The tenant of this call after the contract's first two checks: an empty
+ * The tenant of this call after the first two documented checks: an empty
  * (or oversized) tenant is 22023, one the current role cannot reach is
  * 42501.  Sets wl_caller_binding.  Returns a text datum valid until the
  * end of the call.
@@ -326,19 +326,12 @@ extern Oid	wl_owner(void);
  */
 /*
  * Record that a change of kind "task", "ticket" or "run" happened in the
- * tenant, as one of the events the contract lists for that kind (no-op
- * while worklist.notify is off).  The tenant's listeners hear of it, as a
- * count, once the transaction commits; never if it rolls back.  The id
- * (and a run's project and session) are not sent: they are accepted so
- * that callers say what changed.  An unknown kind or event is an internal
- * error.
+ * tenant, as one of the events documented for that kind (no-op while
+ * worklist.notify is off).  The tenant's listeners hear of it, as a count,
+ * once the transaction commits; never if it rolls back.  Payloads name no
+ * id, so none is taken.  An unknown kind or event is an internal error.
  */
-extern void wl_notify(const char *tenant, const char *kind,
-					  const char *id, const char *event);
-/* Same for a run, which also names its project and session. */
-extern void wl_notify_run(const char *tenant, const char *project,
-						  const char *session, const char *run,
-						  const char *event);
+extern void wl_notify(const char *tenant, const char *kind, const char *event);
 
 /* The changes notifications count (kind and event), in payload order. */
 typedef enum WlChange
@@ -423,7 +416,7 @@ extern void wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 							   WlSweepResult *result);
 
 /*
- * One sweep of one tenant at now: every part above, in the contract's
+ * One sweep of one tenant at now: every part above, in the documented
  * order, each bounded by lim.  What worklist.sweep() does, and what the
  * sweeper does for each tenant with something due.  SPI must be begun.
  */

@@ -1,5 +1,5 @@
 -- worklist: the sweep, the sweeper and the counters
--- (CONTRACT sections 4 and 5; notifications are in 50_notify.sql)
+-- (doc/reference.md, sections 7 and 9; notifications are in 50_notify.sql)
 
 CREATE TYPE worklist.sweep_result AS (
 	denied				integer,

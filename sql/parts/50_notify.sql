@@ -1,4 +1,4 @@
--- worklist: notifications (CONTRACT section 5)
+-- worklist: notifications (doc/reference.md, section 9)
 --
 -- Each tenant has its own channel, named by a keyed hash of the tenant
 -- under a secret of its own (src/notify.c).  The secret is made by the

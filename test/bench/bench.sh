@@ -172,7 +172,7 @@ say() { printf '%s  %s\n' "$(date +%T)" "$*" >&2; }
 note() { say "$*"; printf '%s\n' "$*" >>"$B/notes.txt"; }
 
 # The sweeper of database $1, as worklist.sweeper_status shows it: one comes
-# by itself where a launcher starts one per database (CONTRACT section 4);
+# by itself where a launcher starts one per database (doc/reference.md, section 9);
 # where none has ticked within 6 seconds, worklist.start_sweeper() starts
 # one.  Fails when none ticks.
 ensure_sweeper() {
@@ -634,7 +634,7 @@ if wants notify; then
 	# from a commit to its notification on the tenant's channel, under the
 	# cycle at the most clients
 	if [[ $(val -c "SELECT to_regprocedure('worklist.channel()') IS NOT NULL") != t ]]; then
-		note "notify: delay skipped: worklist.channel() does not exist in this build (per-tenant channels, CONTRACT section 5)"
+		note "notify: delay skipped: worklist.channel() does not exist in this build (per-tenant channels)"
 	elif ! node_ready; then
 		note "notify: delay skipped: $NODE_WHY"
 	else

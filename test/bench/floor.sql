@@ -9,7 +9,7 @@
 --   * the same checks, in the same order: the tenant from the setting
 --     worklist.tenant (empty: 22023; bound to roles the caller is not a
 --     member of: 42501), then the arguments (22023 naming them), then the
---     verb's refusals with the contract's SQLSTATEs (WL001 ... WL006);
+--     verb's refusals with the documented SQLSTATEs (WL001 ... WL006);
 --   * private tables: the verbs are SECURITY DEFINER with a pinned
 --     search_path, the usual way to let callers through verbs only;
 --   * the same statements: one UPDATE whose WHERE clause is the whole
@@ -162,7 +162,7 @@ BEGIN
 	   AND (k.roles && claim.roles OR (k.state = 'escalated' AND k.escalation_roles && claim.roles))
 	RETURNING k.* INTO r;
 	IF NOT FOUND THEN
-		-- say why, from one locked read, in the contract's order
+		-- say why, from one locked read, in the documented order
 		SELECT k.* INTO r FROM floor.task k WHERE k.tenant = t AND k.id = claim.id FOR NO KEY UPDATE;
 		IF NOT FOUND THEN
 			RAISE 'task "%" does not exist', id USING ERRCODE = 'WL001';

@@ -1,7 +1,7 @@
 -- A role that is not the owner can do nothing outside the verbs: every
 -- table, sequence and other object of the extension is listed from the
 -- catalog and attacked with every statement that could read or change it,
--- first with no privilege (as the contract leaves it), then with every
+-- first with no privilege (as documented), then with every
 -- table privilege granted (as a careless owner might).  The data is the
 -- same afterwards, and the verbs still work for that role.
 BEGIN;
@@ -168,7 +168,7 @@ SELECT is((SELECT result FROM pg_temp.sec_try($$SELECT pg_catalog.count(*)::pg_c
                                               NULL, 'sec_np', 'sec_np')), '1',
 	'and list its queue');
 
--- Privileges as the contract states them.
+-- Privileges as documented.
 SELECT is_empty($$
 	SELECT c.oid::regclass FROM pg_class c
 	 WHERE c.relnamespace = 'worklist'::regnamespace AND c.relkind IN ('r', 'S')

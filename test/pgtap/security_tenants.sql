@@ -16,7 +16,7 @@ SELECT pg_temp.sec_fixture('sec_a');
 SELECT pg_temp.sec_fixture('sec_b');
 RESET worklist.tenant;
 
--- More than the contract gives it: EXECUTE on every function but the
+-- More than the documentation grants it: EXECUTE on every function but the
 -- two that bind tenants (take_over, set_state and erase_tenant included)
 -- and SELECT on every table, so that only the tenant binding stands
 -- between sec_a and tenant B.

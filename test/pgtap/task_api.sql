@@ -1,10 +1,10 @@
--- Tasks: the public surface of CONTRACT section 1 (names, argument order,
+-- Tasks: the public surface of doc/reference.md section 4 (names, argument order,
 -- defaults, return types, volatility, privileges), tenancy through the
 -- verbs, and immunity to search_path tricks.
 BEGIN;
 SELECT plan(40);
 
--- Signatures: argument names, order and defaults exactly as the contract.
+-- Signatures: argument names, order and defaults exactly as documented.
 SELECT results_eq(
 	$$SELECT p.proname::text COLLATE "default", pg_get_function_arguments(p.oid),
 	         pg_get_function_result(p.oid)
@@ -34,7 +34,7 @@ SELECT results_eq(
 	('take_over', 'id text, from_actor text, actor text, roles text[]', 'worklist.task'),
 	('task', 'id text', 'worklist.task'),
 	('withdraw_run', 'run_id text, awaited text[]', 'integer')$$,
-	'every task verb has the contract''s arguments, defaults and result, and no overload');
+	'every task verb has the documented arguments, defaults and result, and no overload');
 
 -- Readers are STABLE, everything that changes a task VOLATILE; none is
 -- STRICT (a NULL argument is refused, not answered with NULL).
@@ -66,9 +66,9 @@ SELECT is(
 -- Types and the row type.
 SELECT enum_has_labels('worklist', 'task_state',
 	ARRAY['open', 'claimed', 'escalated', 'completed', 'expired', 'withdrawn'],
-	'task_state has the contract''s states in order');
+	'task_state has the documented states in order');
 SELECT enum_has_labels('worklist', 'expiry_policy', ARRAY['deny', 'proceed', 'escalate'],
-	'expiry_policy has the contract''s policies');
+	'expiry_policy has the documented policies');
 SELECT results_eq(
 	$$SELECT a.attname::text COLLATE "default" FROM pg_attribute a
 	   WHERE a.attrelid = 'worklist.task'::regclass AND a.attnum > 0 AND NOT a.attisdropped
@@ -77,7 +77,7 @@ SELECT results_eq(
 	         ('escalation_roles'), ('priority'), ('payload'), ('due_at'), ('expiry_policy'),
 	         ('holder'), ('claimed_at'), ('created_at'), ('settled_at'), ('decided_by'),
 	         ('decision'), ('tenant'), ('claim_timeout'), ('claim_expires_at')$$,
-	'the task row type: contract columns in contract order, then tenant, then the claim timeout');
+	'the task row type: documented columns in documented order, then tenant, then the claim timeout');
 SELECT is(
 	(SELECT array_agg(c.relname::text ORDER BY c.relname)
 	   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid

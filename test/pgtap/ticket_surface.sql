@@ -1,4 +1,4 @@
--- Tickets: the contract's surface (names, argument lists, defaults,
+-- Tickets: the documented surface (names, argument lists, defaults,
 -- return types, volatility, PUBLIC access), the log's guards as seen by a
 -- role that was granted every privilege, and the refusals.
 BEGIN;
@@ -19,12 +19,12 @@ SELECT is(
 	      'overdue boolean', 'live_actors text[]', 'blocked_actors text[]', 'abandoned jsonb',
 	      'unauthorized_close text[]', 'interrupted text[]', 'confirmation jsonb', 'closed_by text',
 	      'closed_at timestamp with time zone', 'escalation_rung integer'],
-	'ticket_fold has the contract''s fields in the contract''s order');
+	'ticket_fold has the documented fields in the documented order');
 SELECT is(
 	ARRAY(SELECT attname::text FROM pg_attribute
 	       WHERE attrelid = 'worklist.ticket_event'::regclass AND attnum BETWEEN 1 AND 7 ORDER BY attnum),
 	ARRAY['ticket', 'actor', 'at', 'kind', 'value', 'reason', 'not_before'],
-	'ticket_event starts with the contract''s fields in the contract''s order');
+	'ticket_event starts with the documented fields in the documented order');
 
 -- Verbs: argument names, defaults, results
 SELECT is(pg_get_function_arguments('worklist.open_ticket'::regproc),

@@ -184,7 +184,7 @@ $node->safe_psql('postgres', q{
 my $got = wait_for($bound, $before + 1);
 is_deeply([ map { $_->{payload} } @$got[ $before .. $#$got ] ],
 	[ '{"task": {"opened": 3, "claimed": 1}, "run": {"checkpointed": 2}}' ],
-	'a transaction of several kinds: one payload, in the contract\'s order');
+	'a transaction of several kinds: one payload, in the documented order');
 
 # Rolled back, whole or a subtransaction of it: never counted.
 $before = scalar @{ received($bound) };

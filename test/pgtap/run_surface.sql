@@ -1,4 +1,4 @@
--- Runs: the SQL surface of CONTRACT section 3, to the letter.
+-- Runs: the SQL surface of doc/reference.md section 6, to the letter.
 BEGIN;
 SELECT plan(17);
 
