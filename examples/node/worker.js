@@ -7,8 +7,10 @@
 //
 // It listens on the tenant's notification channel and also polls, because
 // a notification can be lost (a restart, a full queue) while the work it
-// announced is not.  On SIGTERM or SIGINT it finishes the task in hand (or
-// gives the claim back when the work is cut short), stops listening and
+// announced is not.  After every (re)connect it first finishes the tasks it
+// still holds (worklist.held), so that no claim is stranded by a lost
+// connection.  On SIGTERM or SIGINT it finishes the task in hand (or gives
+// the claim back when the work is cut short), stops listening and
 // disconnects.  See README.md for the exit statuses and the errors.
 'use strict';
 
@@ -44,9 +46,9 @@ function log(message) {
   console.log(`${actor} ${message}`);
 }
 
-// The call in flight when the connection broke, to be finished on the next
-// connection: a completion may have committed without its answer reaching
-// us, and the claim it settles is still ours if it did not.
+// The call in flight when the connection broke (a completion or a
+// release): it may have committed without its answer reaching us.
+// recover() settles it on the next connection.
 let unfinished = null;
 
 // Set by notifications that announce claimable work; `wake` ends a wait.
@@ -97,19 +99,10 @@ async function complete(client, id, decision) {
   try {
     const [{ settled }] = await call(client,
       'SELECT worklist.complete($1, $2, $3) AS settled', [id, actor, decision]);
-    if (settled) {
-      log(`completed ${id}`);
-    } else {
-      // false: somebody else settled it (a deadline passed, a lead decided)
-      // -- or we did, on an earlier attempt whose answer was lost.
-      const [t] = await call(client,
-        'SELECT state, decided_by FROM worklist.task($1) WHERE id IS NOT NULL', [id]);
-      if (t && t.state === 'completed' && t.decided_by === actor) {
-        log(`completed ${id}`);
-      } else {
-        log(`lost ${id}: already ${t ? t.state : 'gone'}`);
-      }
-    }
+    // true: settled by us -- by this call, or by an earlier one whose answer
+    // was lost (the same actor and decision).  false: somebody else settled
+    // it (a deadline passed, a lead decided).
+    log(settled ? `completed ${id}` : `lost ${id}: settled by somebody else`);
   } catch (err) {
     // The claim was taken from us (a lead's take_over, a claim timeout),
     // or the task was erased: nothing left to do with it.
@@ -135,20 +128,35 @@ async function release(client, id) {
   unfinished = null;
 }
 
-async function finishUnfinished(client) {
-  if (!unfinished) return;
-  const { op, id, decision } = unfinished;
-  if (op === 'complete') await complete(client, id, decision);
-  else await release(client, id);
-}
-
+// The review, then the completion, or the release when a stop request cut
+// the review short.
 async function handle(client, task) {
-  log(`claimed ${task.id}`);
   const decision = await review(task);
   if (decision === null) {
     await release(client, task.id);
   } else {
     await complete(client, task.id, decision);
+  }
+}
+
+// After every (re)connect, before any new work: finish what this actor
+// holds.  held() is the database's word on it: a task whose review or
+// completion the broken connection cut off, a claim whose answer was lost
+// with it.  The call in flight when the connection broke, if its task is
+// not among them, went through or was overtaken: sending it again tells
+// which (a retried completion answers true when it was ours).
+async function recover(client) {
+  const tasks = await call(client,
+    'SELECT id, payload FROM worklist.held($1)', [actor]);
+  if (unfinished && !tasks.some((t) => t.id === unfinished.id)) {
+    const { op, id, decision } = unfinished;
+    if (op === 'complete') await complete(client, id, decision);
+    else await release(client, id);
+  }
+  unfinished = null;
+  for (const task of tasks) {
+    log(`recovered ${task.id}`);
+    await handle(client, task);
   }
 }
 
@@ -181,7 +189,7 @@ async function serve(client) {
   client.on('notification', onNotification);
   channel = null;
   await subscribe(client);
-  await finishUnfinished(client);
+  await recover(client);
   while (!stopper.requested) {
     if (resubscribe) await subscribe(client);
     wakePending = false;
@@ -189,6 +197,7 @@ async function serve(client) {
       'SELECT id, payload FROM worklist.claim_next($1, $2) WHERE id IS NOT NULL',
       [actor, roles]);
     if (task) {
+      log(`claimed ${task.id}`);
       await handle(client, task);
       continue;
     }

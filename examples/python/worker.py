@@ -7,8 +7,10 @@ until it is stopped.
 
 It listens on the tenant's notification channel and also polls, because a
 notification can be lost (a restart, a full queue) while the work it
-announced is not.  On SIGTERM or SIGINT it finishes the task in hand (or
-gives the claim back when the work is cut short), stops listening and
+announced is not.  After every (re)connect it first finishes the tasks it
+still holds (worklist.held), so that no claim is stranded by a lost
+connection.  On SIGTERM or SIGINT it finishes the task in hand (or gives
+the claim back when the work is cut short), stops listening and
 disconnects.  See README.md for the exit statuses and the errors.
 """
 import argparse
@@ -34,10 +36,9 @@ class Worker:
         self.work_seconds = args.work_ms / 1000.0
         self.stopper = Stopper()
         self.channel = None
-        # The call in flight when the connection broke, to be finished on
-        # the next connection: a completion may have committed without its
-        # answer reaching us, and the claim it settles is still ours if it
-        # did not.
+        # The call in flight when the connection broke (a completion or a
+        # release): it may have committed without its answer reaching us.
+        # recover() settles it on the next connection.
         self.unfinished = None
         self.resubscribe = False
 
@@ -87,14 +88,16 @@ class Worker:
     def serve(self, conn):
         self.channel = None
         self.subscribe(conn)
-        self.finish_unfinished(conn)
+        self.recover(conn)
         while not self.stopper.requested:
             if self.resubscribe:
                 self.subscribe(conn)
             rows = call(conn, 'SELECT id, payload FROM worklist.claim_next(%s, %s)'
                               ' WHERE id IS NOT NULL', (self.actor, self.roles))
             if rows:
-                self.handle(conn, *rows[0])
+                task_id, payload = rows[0]
+                self.log('claimed %s' % task_id)
+                self.handle(conn, task_id, payload)
                 continue
             why = self.wait_for_work(conn)
             if why in ('notification', 'poll'):
@@ -145,7 +148,8 @@ class Worker:
         return {'approved': float(payload.get('amount', 0)) <= 1000}
 
     def handle(self, conn, task_id, payload):
-        self.log('claimed %s' % task_id)
+        """The review, then the completion, or the release when a stop
+        request cut the review short."""
         decision = self.review(task_id, payload)
         if decision is None:
             self.release(conn, task_id)
@@ -157,18 +161,11 @@ class Worker:
         try:
             [(settled,)] = call(conn, 'SELECT worklist.complete(%s, %s, %s)',
                                 (task_id, self.actor, json.dumps(decision)))
-            if settled:
-                self.log('completed %s' % task_id)
-            else:
-                # false: somebody else settled it (a deadline passed, a lead
-                # decided) -- or we did, on an earlier attempt whose answer
-                # was lost.
-                rows = call(conn, 'SELECT state, decided_by FROM worklist.task(%s)'
-                                  ' WHERE id IS NOT NULL', (task_id,))
-                if rows and rows[0] == ('completed', self.actor):
-                    self.log('completed %s' % task_id)
-                else:
-                    self.log('lost %s: already %s' % (task_id, rows[0][0] if rows else 'gone'))
+            # True: settled by us -- by this call, or by an earlier one whose
+            # answer was lost (the same actor and decision).  False:
+            # somebody else settled it (a deadline passed, a lead decided).
+            self.log(('completed %s' if settled else 'lost %s: settled by somebody else')
+                     % task_id)
         except psycopg2.Error as err:
             # The claim was taken from us (a lead's take_over, a claim
             # timeout), or the task was erased: nothing left to do with it.
@@ -190,14 +187,25 @@ class Worker:
             self.log('released %s (%s)' % (task_id, err.pgcode))
         self.unfinished = None
 
-    def finish_unfinished(self, conn):
-        if self.unfinished is None:
-            return
-        op, task_id, decision = self.unfinished
-        if op == 'complete':
-            self.complete(conn, task_id, decision)
-        else:
-            self.release(conn, task_id)
+    def recover(self, conn):
+        """After every (re)connect, before any new work: finish what this
+        actor holds.  held() is the database's word on it: a task whose
+        review or completion the broken connection cut off, a claim whose
+        answer was lost with it.  The call in flight when the connection
+        broke, if its task is not among them, went through or was
+        overtaken: sending it again tells which (a retried completion
+        answers true when it was ours)."""
+        tasks = call(conn, 'SELECT id, payload FROM worklist.held(%s)', (self.actor,))
+        if self.unfinished and self.unfinished[1] not in [t[0] for t in tasks]:
+            op, task_id, decision = self.unfinished
+            if op == 'complete':
+                self.complete(conn, task_id, decision)
+            else:
+                self.release(conn, task_id)
+        self.unfinished = None
+        for task_id, payload in tasks:
+            self.log('recovered %s' % task_id)
+            self.handle(conn, task_id, payload)
 
 
 def main():

@@ -5,16 +5,24 @@
 #
 # In a database of its own (worklist_examples) with a tenant bound to a
 # login role of its own (kind service), it runs two node and two python
-# workers on one queue of 200 tasks, and one agent of each language on a
-# run of 100 steps.  Midway it restarts the server with pg_ctl -m fast
-# (workers busy), then again with -m immediate (a crash: workers idle,
-# agents busy), and opens more tasks once the workers have reconnected.
+# workers on one queue of 200 tasks (opened with a claim_timeout), and one
+# agent of each language on a run of 100 steps.  The workers take 100 ms
+# per task, so that at any moment each is most likely in the middle of a
+# claim.  Midway it restarts the server with pg_ctl -m fast, then again
+# with -m immediate (a crash), both while the workers are busy and the
+# agents too, and opens more tasks once the workers have reconnected.
 # Then it makes one agent's lease lapse so that another agent takes the
-# run over, and stops workers in the middle of a claim.  Finally it checks,
-# in SQL and in what the programs logged:
+# run over, stops workers in the middle of a claim, and kills two others
+# (SIGKILL) in the middle of one, whose tasks come back once their claim
+# timeout has passed.  Finally it checks, in SQL and in what the programs
+# logged:
 #   - every task is completed, with decided_by, and none is pending;
 #   - each completion was logged by exactly one worker, the one the task
 #     names in decided_by, and no worker saw a task settled by another;
+#   - every task a worker claimed (or found it held), that worker
+#     completed or released;
+#   - claims held at each restart were recovered after the reconnect,
+#     through worklist.held(), and completed by the worker that held them;
 #   - every worker did some of the work, reconnected after each restart,
 #     and was woken by a notification after its last reconnect;
 #   - each run has every checkpoint from 1 to its last step, the fences of
@@ -24,6 +32,8 @@
 #     up (exit 75) while the other finished the run from its checkpoint;
 #   - a worker stopped during a claim gave the task back, and another
 #     completed it; every worker stopped cleanly (exit 0) on SIGTERM;
+#   - the claims of the killed workers were released by the sweep once
+#     their timeout had passed, and other workers completed the tasks;
 #   - a login with no binding of the tenant is refused (42501) and the
 #     programs exit 78.
 # It exits non-zero when a check fails, keeping the logs.
@@ -167,11 +177,28 @@ has_logged() { grep -q -E "^$1 $2" "$OUT/$1.log"; }
 completed() { q -c "SELECT count(*) FROM worklist.task WHERE tenant = '$TENANT' AND state = 'completed'"; }
 completed_at_least() { (($(completed) >= $1)); }
 sweeper_up() { [[ $(q -c "SELECT count(*) FROM worklist.sweeper_status WHERE pid IS NOT NULL" 2>/dev/null) == 1 ]]; }
-open_tasks() { # PREFIX FROM TO [ROLE]
+# open_tasks PREFIX FROM TO [ROLE [CLAIM_TIMEOUT]]: a claim held longer
+# than the timeout (default 1 minute, far above a review and a reconnect)
+# is released by the sweep
+open_tasks() {
 	q -c "SELECT count(worklist.open_task(format('%s-%s', '$1', lpad(i::text, 4, '0')), 'case-' || i % 7,
-		'{${4:-reviewer}}', payload => jsonb_build_object('amount', i * 37 % 2000)))
+		'{${4:-reviewer}}', payload => jsonb_build_object('amount', i * 37 % 2000),
+		claim_timeout => '${5:-1 minute}'))
 		FROM generate_series($2, $3) i" >/dev/null
 }
+# lines LOG: how many lines a program has logged so far
+lines() { wc -l <"$OUT/$1.log"; }
+# recovered_since NAME...: the tasks the workers named recovered through
+# held() after the log lines counted in SINCE_<name>
+recovered_since() {
+	local w v n=0
+	for w in "$@"; do
+		v="SINCE_${w//-/_}"
+		n=$((n + $(tail -n +$((${!v} + 1)) "$OUT/$w.log" | grep -c -E "^$w recovered " || true)))
+	done
+	echo "$n"
+}
+mark() { local w; for w in "$@"; do eval "SINCE_${w//-/_}=$(lines "$w")"; done; }
 restart() {
 	local mode=$1
 	"${PG_CTL[@]}" -m "$mode" -w restart >/dev/null || die "the server did not restart"
@@ -212,27 +239,43 @@ done
 say "workers and agents through a fast restart and a crash"
 WORKERS=(node-1 node-2 py-1 py-2)
 open_tasks t 1 "$TASKS_BEFORE"
-for w in node-1 node-2; do node_worker "$w" --work-ms 40 --poll-seconds 5; done
-for w in py-1 py-2; do py_worker "$w" --work-ms 40 --poll-seconds 5; done
+# 100 ms between claim and completion: a restart lands in the middle of
+# claims, which the workers must find again through held()
+for w in node-1 node-2; do node_worker "$w" --work-ms 100 --poll-seconds 5; done
+for w in py-1 py-2; do py_worker "$w" --work-ms 100 --poll-seconds 5; done
 AGENT_ARGS=(--steps "$AGENT_STEPS" --ttl-seconds 3 --step-ms 100)
 node_agent node-agent "${AGENT_ARGS[@]}" demo restart run-node
 py_agent py-agent "${AGENT_ARGS[@]}" demo restart run-py
 open_tasks t $((TASKS_BEFORE + 1)) $((TASKS_BEFORE + TASKS_DURING))
 TOTAL=$((TASKS_BEFORE + TASKS_DURING))
 
+held_now() { q -c "SELECT count(*) FROM worklist.task WHERE tenant = '$TENANT' AND state = 'claimed'"; }
+
 wait_until 20 "40 completed tasks" completed_at_least 40
+mark "${WORKERS[@]}"
+held_before=$(held_now)
 done_before=$(completed)
 restart fast
-say "restarted (fast) with $done_before of $TOTAL tasks completed"
+say "restarted (fast) with $done_before of $TOTAL tasks completed, $held_before claimed"
 check "the fast restart came while tasks were pending" \
 	"$( ((done_before < TOTAL)) && echo yes || echo no)"
+check "the workers held claims just before the fast restart ($held_before)" \
+	"$( ((held_before > 0)) && echo yes || echo no)"
 
-wait_until 30 "all $TOTAL tasks completed" completed_at_least "$TOTAL"
+wait_until 30 "$((done_before + 60)) completed tasks" completed_at_least $((done_before + 60))
+RECOVERED_FAST=$(recovered_since "${WORKERS[@]}")
+mark "${WORKERS[@]}"
 agents_running=yes
 for a in node-agent py-agent; do kill -0 "$(pid_of $a)" 2>/dev/null || agents_running=no; done
-check "the agents were still working at the crash" "$agents_running"
+held_before=$(held_now)
+done_before=$(completed)
 restart immediate
-say "restarted (immediate) at $((SECONDS - T0))s"
+say "restarted (immediate) at $((SECONDS - T0))s with $done_before of $TOTAL tasks completed, $held_before claimed"
+check "the agents were still working at the crash" "$agents_running"
+check "the crash came while tasks were pending" \
+	"$( ((done_before < TOTAL)) && echo yes || echo no)"
+check "the workers held claims just before the crash ($held_before)" \
+	"$( ((held_before > 0)) && echo yes || echo no)"
 
 # Each worker has connected three times (start and two restarts) and is
 # listening again; then new tasks must wake it by notification.
@@ -243,6 +286,8 @@ listening_again() {
 	done
 }
 wait_until 30 "the workers listening after the crash" listening_again
+wait_until 30 "all $TOTAL tasks completed" completed_at_least "$TOTAL"
+RECOVERED_CRASH=$(recovered_since "${WORKERS[@]}")
 sleep 0.5
 open_tasks u 1 "$TASKS_AFTER"
 TOTAL=$((TOTAL + TASKS_AFTER))
@@ -253,7 +298,7 @@ for a in node-agent py-agent; do
 done
 
 # ---------------------------------------------------------------------------
-say "a lease taken over, and claims given back on SIGTERM"
+say "a lease taken over, claims given back on SIGTERM, claims of killed workers timing out"
 # Agent A's steps outlast its 1 s lease; B waits for the lease to lapse,
 # claims the run and finishes it from A's last checkpoint.  A's next
 # write carries a superseded fence: WL007.
@@ -264,12 +309,23 @@ open_tasks slow 1 1 hold-1
 open_tasks slow 2 2 hold-2
 node_worker node-hold --roles hold-1 --work-ms 60000
 py_worker py-hold --roles hold-2 --work-ms 60000
+# Each gone worker claims its task (with a claim timeout of 1 s) and is
+# killed in the middle of it: a holder that never comes back.
+open_tasks gone 1 1 hold-3 '1 second'
+open_tasks gone 2 2 hold-4 '1 second'
+node_worker node-gone --roles hold-3 --work-ms 60000
+py_worker py-gone --roles hold-4 --work-ms 60000
 
 wait_until 20 "node-A's first checkpoint" has_logged node-A 'checkpoint step-0001'
 py_agent py-B --steps 4 --ttl-seconds 3 --step-ms 100 --wait-seconds 20 demo takeover run-1
 wait_until 20 "py-A's first checkpoint" has_logged py-A 'checkpoint step-0001'
 node_agent node-B --steps 4 --ttl-seconds 3 --step-ms 100 --wait-seconds 20 demo takeover run-2
 
+wait_until 20 "the gone workers' claims" eval 'has_logged node-gone "claimed gone-0001" && has_logged py-gone "claimed gone-0002"'
+for w in node-gone py-gone; do
+	kill -KILL "$(pid_of $w)"
+	wait "$(pid_of $w)" 2>/dev/null || true
+done
 wait_until 20 "the hold workers' claims" eval 'has_logged node-hold "claimed slow-0001" && has_logged py-hold "claimed slow-0002"'
 stop node-hold
 stop py-hold
@@ -278,10 +334,19 @@ for w in node-hold py-hold; do
 done
 check_eq "the claims given back are open again" "open||open|" \
 	"$(q -c "SELECT string_agg(state || '|' || coalesce(holder, ''), '|' ORDER BY id) FROM worklist.task WHERE tenant = '$TENANT' AND id LIKE 'slow-%'")"
-py_worker py-finish --roles hold-1
-node_worker node-finish --roles hold-2
-wait_until 20 "the given-back tasks completed" completed_at_least $((TOTAL + 2))
-TOTAL=$((TOTAL + 2))
+# The sweeper releases claims past their timeout at every tick; this
+# test's server ticks once an hour (worklist.sweep_interval), so the test
+# runs the sweep itself once the timeouts have passed.
+gone_state() { q -c "SELECT string_agg(state || '|' || coalesce(holder, ''), '|' ORDER BY id) FROM worklist.task WHERE tenant = '$TENANT' AND id LIKE 'gone-%'"; }
+check_eq "the killed workers still hold their claims" "claimed|node-gone|claimed|py-gone" "$(gone_state)"
+timed_out() { [[ $(q -c "SELECT count(*) FROM worklist.task WHERE tenant = '$TENANT' AND id LIKE 'gone-%' AND claim_expires_at <= now()") == 2 ]]; }
+wait_until 10 "the gone claims' timeout" timed_out
+check_eq "the sweep releases the claims past their timeout" 2 "$(q -c "SELECT claims_released FROM worklist.sweep()")"
+check_eq "the timed-out claims are open again" "open||open|" "$(gone_state)"
+py_worker py-finish --roles hold-1,hold-3
+node_worker node-finish --roles hold-2,hold-4
+wait_until 20 "the given-back and timed-out tasks completed" completed_at_least $((TOTAL + 4))
+TOTAL=$((TOTAL + 4))
 
 for a in node-A py-A; do
 	check_exit "$a" 30 75 "$a gives up when its lease is taken over (exit 75)"
@@ -315,15 +380,32 @@ check_eq "every task is completed with decided_by" "$TOTAL" \
 	echo "SELECT count(*) FROM (SELECT id FROM logged GROUP BY id HAVING count(*) > 1) s;"
 	echo "SELECT count(*) FROM worklist.task t WHERE t.tenant = '$TENANT'
 		AND NOT EXISTS (SELECT FROM logged l WHERE l.id = t.id AND l.actor = t.decided_by);"
+	echo "CREATE TEMP TABLE recovered (actor text, id text);"
+	echo "COPY recovered FROM STDIN;"
+	cat "$OUT"/*.log | sed -n -E 's/^([^ ]+) recovered ([^ ]+)$/\1\t\2/p'
+	echo '\.'
+	echo "SELECT count(*) FROM recovered r
+		WHERE NOT EXISTS (SELECT FROM worklist.task t WHERE t.id = r.id AND t.decided_by = r.actor);"
 } | q >"$OUT/completions.txt"
 mapfile -t c <"$OUT/completions.txt"
 check_eq "completions logged by the workers" "$TOTAL" "${c[0]}"
 check_eq "tasks logged as completed more than once" 0 "${c[1]}"
 check_eq "tasks whose decided_by did not log their completion" 0 "${c[2]}"
-claims=$(cat "$OUT"/*.log | grep -c -E '^[^ ]+ claimed [a-z]+-[0-9]+$' || true)
-ends=$(cat "$OUT"/*.log | grep -c -E '^[^ ]+ (completed|released) [a-z]+-[0-9]+' || true)
-check_eq "claims the workers logged, each completed or released" "$claims" "$ends"
+check_eq "tasks recovered through held() but completed by another worker" 0 "${c[3]}"
+# every (worker, task) that a worker claimed or recovered, that worker
+# completed or released; the killed workers excepted
+pairs() {
+	cat "$OUT"/*.log | sed -n -E "s/^([^ ]+) ($1) ([a-z]+-[0-9]+)( .*)?$/\1 \3/p" \
+		| grep -v -E '^[^ ]+-gone ' | sort -u
+}
+taken=$(pairs 'claimed|recovered')
+check "tasks the workers claimed or recovered ($(wc -l <<<"$taken")), each completed or released by the same worker" \
+	"$([[ $taken == "$(pairs 'completed|released')" ]] && echo yes || echo no)"
 check_eq "tasks a worker found settled by somebody else" 0 "$(cat "$OUT"/*.log | grep -c -E '^[^ ]+ lost ' || true)"
+check "claims held at the fast restart recovered through held() ($RECOVERED_FAST)" \
+	"$( ((RECOVERED_FAST > 0)) && echo yes || echo no)"
+check "claims held at the crash recovered through held() ($RECOVERED_CRASH)" \
+	"$( ((RECOVERED_CRASH > 0)) && echo yes || echo no)"
 
 for w in "${WORKERS[@]}"; do
 	n=$(logged "$w" 'completed ')
@@ -377,6 +459,10 @@ for w in node-hold:slow-0001:py-finish py-hold:slow-0002:node-finish; do
 	IFS=: read -r h t f <<<"$w"
 	check "$h gave $t back" "$(has_logged "$h" "released $t$" && echo yes || echo no)"
 	check_eq "$t completed by $f" "$f" "$(q -c "SELECT decided_by FROM worklist.task('$t')")"
+done
+for t in gone-0001:py-finish gone-0002:node-finish; do
+	check_eq "${t%%:*} (its holder killed) completed by ${t#*:}" "${t#*:}" \
+		"$(q -c "SELECT decided_by FROM worklist.task('${t%%:*}')")"
 done
 check_eq "errors logged (but by the login without a binding)" 0 \
 	"$(grep -h -E '^[^ ]+ (error|configuration error):' "$OUT"/*.log | grep -c -v -E '^[^ ]+-stranger ' || true)"
