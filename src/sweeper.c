@@ -131,6 +131,7 @@ typedef struct TenantFailure
 	TimestampTz retry_at;
 	TimestampTz logged_at;		/* 0: never logged */
 	int			unlogged;		/* failures since the last line */
+	uint64		due_tick;		/* the last tick that listed it as due */
 } TenantFailure;
 
 static HTAB *failures = NULL;
@@ -484,6 +485,7 @@ failure_of(const char *tenant, bool create)
 			f->retry_at = 0;
 			f->logged_at = 0;
 			f->unlogged = 0;
+			f->due_tick = 0;
 		}
 		return f;
 	}
@@ -540,6 +542,41 @@ tenant_succeeded(const char *tenant)
 	f->failures = 0;
 	failing--;
 	unlist_error_tenant(tenant);
+}
+
+/*
+ * A failing tenant that has nothing due any more (its work was erased or
+ * settled by the verbs) is no longer failing: it leaves tenants_in_error
+ * as if a batch had succeeded.  due lists the tenants due this tick; costs
+ * what is due when something is failing, nothing otherwise.
+ */
+static void
+forget_not_due(List *due)
+{
+	static uint64 tick_no = 0;
+	HASH_SEQ_STATUS seq;
+	TenantFailure *f;
+	ListCell   *lc;
+
+	if (failing == 0)
+		return;
+	tick_no++;
+	foreach(lc, due)
+	{
+		char	   *tenant = text_to_cstring((text *) lfirst(lc));
+
+		if ((f = failure_of(tenant, false)) != NULL)
+			f->due_tick = tick_no;
+		pfree(tenant);
+	}
+	hash_seq_init(&seq, failures);
+	while ((f = hash_seq_search(&seq)) != NULL)
+		if (f->failures > 0 && f->due_tick != tick_no)
+		{
+			f->failures = 0;
+			failing--;
+			unlist_error_tenant(f->tenant);
+		}
 }
 
 /*
@@ -862,6 +899,7 @@ tick(MemoryContext cxt)
 	busy = list_tenants(cxt, &ready);
 	if (!ready)
 		return false;
+	forget_not_due(busy);
 
 	/* Rounds: one batch per tenant that may still have due work. */
 	while (busy != NIL)
