@@ -60,6 +60,7 @@
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgstat.h"
@@ -275,7 +276,8 @@ drain_probes(void)
 			{
 				db->lacks_extension = false;
 				db->look_again = true;
-				db->retry_at = 0;
+				if (db->failures == 0)
+					db->retry_at = 0;
 			}
 			break;
 		}
@@ -284,7 +286,9 @@ drain_probes(void)
 			init_known(db);
 		db->lacks_extension = false;
 		db->look_again = true;
-		db->retry_at = 0;
+		/* a sweeper that keeps failing keeps its pause */
+		if (db->failures == 0)
+			db->retry_at = 0;
 	}
 }
 
@@ -319,16 +323,16 @@ eligible_databases(void)
 	return result;
 }
 
-/* Does a transaction hold a lock on the database that a sweeper would wait on? */
+/*
+ * Does a transaction that could need the database alone (its owner's, a
+ * superuser's) hold a lock on it that a sweeper would conflict with?
+ */
 static bool
 database_locked(Oid database)
 {
-	LOCKTAG		tag;
 	VirtualTransactionId *holders;
-	int			n;
+	int			n = wl_owner_lock_holders(database, &holders);
 
-	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, database, 0);
-	holders = GetLockConflicts(&tag, RowExclusiveLock, &n);
 	pfree(holders);
 	return n > 0;
 }
@@ -384,8 +388,16 @@ sweeper_stopped(KnownDatabase *db, TimestampTz now)
 	}
 }
 
-/* Start the sweeper of a database.  False when no worker could be had. */
-static bool
+/* Why start_sweeper() could not start a sweeper. */
+typedef enum StartFailure
+{
+	STARTED,
+	NO_SLOT,					/* every sweeper slot is in use */
+	NO_WORKER					/* no background worker could be had */
+} StartFailure;
+
+/* Start the sweeper of a database. */
+static StartFailure
 start_sweeper(KnownDatabase *db)
 {
 	BackgroundWorker worker;
@@ -403,7 +415,7 @@ start_sweeper(KnownDatabase *db)
 	}
 	LWLockRelease(&shared->lock);
 	if (slot == NULL)
-		return false;
+		return NO_SLOT;
 
 	wl_sweeper_worker(&worker, db->database, BGW_NEVER_RESTART);
 	worker.bgw_notify_pid = MyProcPid;
@@ -411,9 +423,9 @@ start_sweeper(KnownDatabase *db)
 	if (!RegisterDynamicBackgroundWorker(&worker, &db->handle))
 	{
 		db->handle = NULL;
-		return false;
+		return NO_WORKER;
 	}
-	return true;
+	return STARTED;
 }
 
 /* Look at every database and start the sweepers that are missing. */
@@ -427,8 +439,9 @@ look(void)
 	KnownDatabase *db;
 	ListCell   *lc;
 	long		next_ms = RESCAN_MS;
-	static bool said_no_worker = false;
-	bool		no_worker = false;
+	static StartFailure said = STARTED;
+	StartFailure failure = STARTED;
+	StartFailure started;
 
 	hash_seq_init(&seq, known);
 	while ((db = hash_seq_search(&seq)) != NULL)
@@ -492,19 +505,22 @@ look(void)
 			next_ms = Min(next_ms, LOCKED_RETRY_MS);
 			continue;
 		}
-		if (!start_sweeper(db))
+		started = start_sweeper(db);
+		if (started != STARTED)
 		{
-			no_worker = true;
+			failure = Max(failure, started);
 			db->retry_at = TimestampTzPlusMilliseconds(now, RETRY_FIRST_MS);
 			next_ms = Min(next_ms, RETRY_FIRST_MS);
 		}
 	}
-	if (no_worker && !said_no_worker)
+	if (failure != STARTED && failure != said)
 		ereport(LOG,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-				 errmsg("worklist launcher could not start a sweeper: no background worker slot is free"),
+				 failure == NO_WORKER ?
+				 errmsg("worklist launcher could not start a sweeper: no background worker slot is free") :
+				 errmsg("worklist launcher could not start a sweeper: every sweeper slot is in use"),
 				 errhint("Raise max_worker_processes (it also bounds the sweepers, one per database).")));
-	said_no_worker = no_worker;
+	said = failure;
 	list_free(databases);
 	return next_ms;
 }
@@ -639,27 +655,30 @@ pause_database(Oid database)
 
 	register_xact_callback();
 	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_take(shared, database);
-	if (slot)
+	/*
+	 * Only a database whose sweeper runs is paused: no slot is taken, or
+	 * kept from reuse, for one that has none (that would let a role owning
+	 * many databases fill the slots by pausing them all in one
+	 * transaction).  The launcher starts no sweeper while the command holds
+	 * its lock on the database anyway; the pause spares the time between
+	 * the sweeper's leaving and the command's taking that lock.
+	 */
+	slot = wl_slot_find(shared, database);
+	if (slot && wl_pid_alive(slot->pid))
 	{
 		slot->paused_by = MyProcPid;
 		slot->used_at = GetCurrentTimestamp();
-		if (wl_pid_alive(slot->pid))
-		{
-			pid = slot->pid;
-			procno = slot->pgprocno;
-			slot->stop_requested = true;
-		}
+		pid = slot->pid;
+		procno = slot->pgprocno;
+		slot->stop_requested = true;
 	}
 	LWLockRelease(&shared->lock);
-	if (slot == NULL)
-		return;					/* no room: the sweeper sees the lock itself */
+	if (pid == 0)
+		return;
 
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	paused_databases = lappend_oid(paused_databases, database);
 	MemoryContextSwitchTo(old);
-	if (pid == 0)
-		return;
 
 	SetLatch(&GetPGProcByNumber(procno)->procLatch);
 	start = GetCurrentTimestamp();
@@ -773,9 +792,18 @@ wl_utility_hook(PlannedStmt *pstmt, const char *queryString,
 	{
 		case T_CreateExtensionStmt:
 		case T_AlterExtensionStmt:
-			probe_at_commit = true;
-			recheck_at_commit = true;
-			register_xact_callback();
+			/*
+			 * Only when worklist is there now (it may have come with another
+			 * extension's CASCADE): anybody may run CREATE EXTENSION IF NOT
+			 * EXISTS of an extension that exists, and must not make the
+			 * launcher start sweepers in a database without worklist.
+			 */
+			if (OidIsValid(get_extension_oid("worklist", true)))
+			{
+				probe_at_commit = true;
+				recheck_at_commit = true;
+				register_xact_callback();
+			}
 			break;
 		case T_DropStmt:
 			if (((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION)

@@ -78,7 +78,9 @@
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/sinvaladt.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -86,6 +88,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 PGDLLEXPORT void wl_sweeper_main(Datum main_arg);
@@ -606,22 +609,74 @@ forget_recovered(void)
  */
 
 /*
- * Has another transaction held, for LOCK_PATIENCE_MS or more, a lock on
- * this database that a connection's RowExclusiveLock conflicts with?  DROP
- * DATABASE, ALTER DATABASE ... RENAME / SET TABLESPACE and CREATE DATABASE
- * ... TEMPLATE take one and then wait for every other session to leave.
+ * The transactions that hold a lock on the database that a connection's
+ * RowExclusiveLock conflicts with, and whose role could run a command that
+ * needs the database to itself: DROP DATABASE, ALTER DATABASE ... RENAME /
+ * SET TABLESPACE and CREATE DATABASE ... TEMPLATE take such a lock first
+ * and then wait for every other session to leave, but only the database's
+ * owner (a role with its privileges) and superusers get past the check
+ * that follows.  Anybody else's lock is a command about to fail -- perhaps
+ * retried in a loop to keep the sweeper out -- and is not counted.  A
+ * prepared transaction's lock is not counted either (no such command can
+ * be prepared).  Returns how many of holders[] (palloc'd, reordered) count.
+ */
+int
+wl_owner_lock_holders(Oid database, VirtualTransactionId **holders_out)
+{
+	LOCKTAG		tag;
+	VirtualTransactionId *holders;
+	int			n;
+	int			kept = 0;
+	bool		own_xact = false;
+	HeapTuple	tuple;
+	Oid			owner = InvalidOid;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, database, 0);
+	holders = GetLockConflicts(&tag, RowExclusiveLock, &n);
+	*holders_out = holders;
+	if (n == 0)
+		return 0;
+
+	if (!IsTransactionState())
+	{
+		StartTransactionCommand();
+		own_xact = true;
+	}
+	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(database));
+	if (HeapTupleIsValid(tuple))
+	{
+		owner = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
+		ReleaseSysCache(tuple);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		PGPROC	   *proc = BackendIdGetProc(holders[i].backendId);
+		Oid			role = proc ? proc->roleId : InvalidOid;
+
+		if (!OidIsValid(role))
+			continue;
+		if (superuser_arg(role) ||
+			(OidIsValid(owner) && has_privs_of_role(role, owner)))
+			holders[kept++] = holders[i];
+	}
+	if (own_xact)
+		CommitTransactionCommand();
+	return kept;
+}
+
+/*
+ * Has a transaction that could run such a command (wl_owner_lock_holders)
+ * held its lock on this database for LOCK_PATIENCE_MS or more?
  */
 static bool
 database_lock_wanted(void)
 {
-	LOCKTAG		tag;
 	VirtualTransactionId *holders;
 	int			n;
 	bool		persisted = false;
 	TimestampTz now = GetCurrentTimestamp();
 
-	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
-	holders = GetLockConflicts(&tag, RowExclusiveLock, &n);
+	n = wl_owner_lock_holders(MyDatabaseId, &holders);
 	for (int i = 0; i < n && !persisted; i++)
 		for (int j = 0; j < lock_seen_n && !persisted; j++)
 			persisted = VirtualTransactionIdEquals(holders[i], lock_seen[j]);

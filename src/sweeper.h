@@ -13,6 +13,7 @@
 #include "stats.h"
 
 #include "postmaster/bgworker.h"
+#include "storage/lock.h"
 
 /* The slot of a database, or NULL; the caller holds WlShared.lock. */
 extern WlSweeperSlot *wl_slot_find(WlShared *shared, Oid database);
@@ -22,6 +23,12 @@ extern WlSweeperSlot *wl_slot_find(WlShared *shared, Oid database);
  * WlShared.lock exclusively.
  */
 extern WlSweeperSlot *wl_slot_take(WlShared *shared, Oid database);
+/*
+ * How many transactions hold a conflicting lock on the database that could
+ * run a command needing it alone (its owner's, superusers'); *holders is
+ * palloc'd and starts with them.
+ */
+extern int	wl_owner_lock_holders(Oid database, VirtualTransactionId **holders);
 /* Is the process still there?  (A pid read from a slot may be stale.) */
 extern bool wl_pid_alive(pid_t pid);
 

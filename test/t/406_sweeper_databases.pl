@@ -127,6 +127,83 @@ $node->safe_psql('postgres', 'CREATE ROLE intruder LOGIN CREATEDB');
 like($err, qr/must be owner|permission denied/, 'the intruder is refused');
 is(sweeper_pid('beta'), $pid, 'and the sweeper of beta was never stopped');
 
+# A login with no right on beta at all keeps trying to rename it, in a
+# loop of subtransactions within one transaction (so that the same
+# transaction holds, over and over, the lock such a command takes before
+# its ownership check), from two sessions, for four seconds.  The sweeper
+# of beta stays, and a task of beta falls due and expires meanwhile.
+$node->safe_psql('postgres', 'CREATE ROLE nobody_much LOGIN');
+my @loops = map {
+	my ($o, $e) = ('', '');
+	[ IPC::Run::start(
+		[ 'psql', '-X', '-d', $node->connstr('postgres'), '-U', 'nobody_much', '-c', q{
+			DO $$
+			DECLARE t0 timestamptz := clock_timestamp();
+			BEGIN
+				WHILE clock_timestamp() < t0 + interval '4 seconds' LOOP
+					BEGIN
+						EXECUTE 'ALTER DATABASE beta RENAME TO beta_x';
+					EXCEPTION WHEN insufficient_privilege THEN NULL;
+					END;
+				END LOOP;
+			END $$;
+		} ], '>', \$o, '2>', \$e), \$o, \$e ]
+} 1 .. 2;
+sleep 0.5;
+my $ticks = $node->safe_psql('beta', 'SELECT ticks FROM worklist.sweeper_status');
+$node->safe_psql('beta', q{
+	SET worklist.tenant = 'shared_name';
+	SELECT worklist.open_task('renamer', 'c', '{r}', due_at => now() + interval '1 second');
+});
+sleep 2.5;
+is($node->safe_psql('beta',
+		q{SELECT state FROM worklist.task WHERE tenant = 'shared_name' AND id = 'renamer'}),
+	'expired', 'a task falls due and expires while the renames are tried');
+cmp_ok($node->safe_psql('beta', 'SELECT ticks FROM worklist.sweeper_status'), '>', $ticks + 10,
+	'the sweeper of beta keeps ticking');
+for my $l (@loops)
+{
+	$l->[0]->finish;
+	is(${ $l->[2] }, '', 'a loop of refused renames ran its four seconds');
+}
+is(sweeper_pid('beta'), $pid, 'and the sweeper of beta was never stopped by them');
+
+# Anybody may run CREATE EXTENSION IF NOT EXISTS of an extension that is
+# there (it only says so); in a database without worklist, a hundred of
+# them start no sweeper.
+$node->safe_psql('postgres', 'CREATE DATABASE plain');
+sleep 1;
+$node->safe_psql('postgres', q{ALTER SYSTEM SET log_min_messages = debug1; SELECT pg_reload_conf()});
+sleep 0.5;
+$offset = -s $node->logfile;
+($rc, $out, $err) = $node->psql('plain',
+	join('', map { "CREATE EXTENSION IF NOT EXISTS plpgsql;\nSELECT pg_sleep(0.02);\n" } 1 .. 100),
+	extra_params => [ '-U', 'nobody_much' ]);
+is($rc, 0, 'a login with no privilege runs CREATE EXTENSION IF NOT EXISTS plpgsql 100 times');
+sleep 1;
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET log_min_messages; SELECT pg_reload_conf()});
+my $starts = () = substr(slurp_file($node->logfile), $offset) =~ /starting background worker process "worklist sweeper"/g;
+cmp_ok($starts, '<=', 1, "and starts no sweeper there ($starts)");
+
+# A role that may create databases makes twenty (more than there are
+# sweeper slots) and holds a rename of every one of them in one open
+# transaction.  That stops no sweeper of anybody else's, and takes no
+# slot: a database that gets the extension meanwhile gets its sweeper.
+$node->safe_psql('postgres', 'CREATE ROLE pinner LOGIN CREATEDB');
+$node->safe_psql('postgres', join('', map { "CREATE DATABASE pin$_ OWNER pinner;\n" } 1 .. 20));
+sleep 1;
+my $pinning = $node->background_psql('postgres', on_error_stop => 1,
+	extra_params => [ '-U', 'pinner' ]);
+$pinning->query_safe('BEGIN');
+$pinning->query_safe("ALTER DATABASE pin$_ RENAME TO pinned$_") for 1 .. 20;
+$node->safe_psql('postgres', 'CREATE DATABASE late');
+$node->safe_psql('late', 'CREATE EXTENSION worklist');
+cmp_ok(wait_sweeper('late', 'while twenty renames are held'), '<', 5,
+	'a database that gets the extension while twenty renames are held gets its sweeper');
+is(sweeper_pid('beta') ne '', 1, 'and the sweeper of beta still runs');
+$pinning->query_safe('ROLLBACK');
+$pinning->quit;
+
 # ALTER DATABASE ... RENAME: succeeds; the sweeper comes back under the new name.
 ($rc, $out, $err) = $node->psql('postgres', 'ALTER DATABASE beta RENAME TO beta2');
 is($rc, 0, 'ALTER DATABASE RENAME succeeds while the sweeper runs');
