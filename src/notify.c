@@ -34,9 +34,13 @@
  * flush.  The sweeper sends at once when it is idle and at most once every
  * SEND_GAP_MS, so a stream of commits costs it a bounded number of
  * notifying commits per second; it also sends between the batches of a
- * long tick.  Counts taken from shared memory for a send that then fails
- * are lost (and logged at most once a minute): losing a notification
- * never loses work, listeners re-read.
+ * long tick.  It waits at most 50 ms for PostgreSQL's notification lock
+ * and passes over tenants whose channel row is locked (a rotation): their
+ * counts go back to shared memory for a later send, so neither a commit
+ * stuck on the lock stops the sweep nor is anything sent on a channel
+ * after its rotation.  Counts taken for a send that fails otherwise are
+ * lost (and logged at most once a minute): losing a notification never
+ * loses work, listeners re-read.
  *
  * Sending, without preloading: each transaction notifies at its own
  * commit, just before PostgreSQL queues its notifications, one payload per
@@ -67,6 +71,8 @@
 #include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -77,6 +83,10 @@ PG_FUNCTION_INFO_V1(wl_rotate_channel);
 
 /* The sweeper sends at most once every this many milliseconds. */
 #define SEND_GAP_MS			25
+/* How long a send waits for PostgreSQL's notification lock. */
+#define SEND_LOCK_TIMEOUT	"50ms"
+/* After a send that failed, the next one waits this long. */
+#define SEND_RETRY_MS		1000
 /* Bytes of a tenant's secret, and of the digest the name shows. */
 #define SECRET_LEN			32
 #define CHANNEL_DIGEST_LEN	16
@@ -112,6 +122,7 @@ static const struct
 
 /* When this sweeper last sent (it sends again SEND_GAP_MS later at the soonest). */
 static TimestampTz last_send = 0;
+static TimestampTz send_retry_at = 0;
 static TimestampTz send_failure_logged = 0;
 
 /* ----------
@@ -218,6 +229,8 @@ channels_exist(void)
 {
 	Oid			nsp;
 
+	/* the extension may have been dropped since the caches were read */
+	AcceptInvalidationMessages();
 	if (!OidIsValid(get_extension_oid("worklist", true)))
 		return false;
 	nsp = get_namespace_oid("worklist", true);
@@ -226,15 +239,26 @@ channels_exist(void)
 
 /*
  * NOTIFY every tenant of tenants[] that has a channel with its payload.
- * SPI must be begun.
+ * SPI must be begun.  With lock, the channel rows are locked FOR KEY SHARE
+ * first, passing over those somebody holds (a rotation, a first
+ * channel() call): such a tenant is not notified, and sent[i] (when sent
+ * is not NULL) stays false for it, so that its counts can wait for the
+ * next send.  A rotation that begins later waits for this transaction, so
+ * nothing is sent on a channel after its {"rotated": true}.
  */
 static void
-notify_tenants(int n, char **tenants, char **payloads)
+notify_tenants(int n, char **tenants, char **payloads, bool lock, bool *sent)
 {
 	static WlStmt stmt WL_KEPT = {
 		"SELECT c.tenant, c.secret FROM worklist.tenant_channel c"
 		" WHERE c.tenant OPERATOR(pg_catalog.=) ANY ($1)",
 		1, {TEXTARRAYOID}, .name = "notify.secrets"
+	};
+	static WlStmt locking WL_KEPT = {
+		"SELECT c.tenant, c.secret FROM worklist.tenant_channel c"
+		" WHERE c.tenant OPERATOR(pg_catalog.=) ANY ($1)"
+		" FOR KEY SHARE OF c SKIP LOCKED",
+		1, {TEXTARRAYOID}, .name = "notify.secrets.locked"
 	};
 	Datum	   *elems = palloc(sizeof(Datum) * n);
 	Datum		values[1];
@@ -244,7 +268,7 @@ notify_tenants(int n, char **tenants, char **payloads)
 		elems[i] = CStringGetTextDatum(tenants[i]);
 	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
 												TYPALIGN_INT));
-	rows = wl_exec(&stmt, values, NULL, true, 0);
+	rows = wl_exec(lock ? &locking : &stmt, values, NULL, !lock, 0);
 	for (uint64 r = 0; r < rows; r++)
 	{
 		char	   *tenant = wl_result_cstring(r, 1);
@@ -253,7 +277,11 @@ notify_tenants(int n, char **tenants, char **payloads)
 
 		for (int i = 0; i < n; i++)
 			if (strcmp(tenants[i], tenant) == 0)
+			{
 				Async_Notify(channel_name(tenant, secret), payloads[i]);
+				if (sent)
+					sent[i] = true;
+			}
 	}
 }
 
@@ -284,7 +312,7 @@ wl_notify_at_commit(List *records)
 		return;
 	PushActiveSnapshot(GetTransactionSnapshot());
 	wl_spi_begin(&spi);
-	notify_tenants(n, tenants, payloads);
+	notify_tenants(n, tenants, payloads, false, NULL);
 	wl_spi_end(&spi);
 	PopActiveSnapshot();
 }
@@ -330,17 +358,27 @@ wl_notify_due(void)
 	if (!pending)
 		return -1;
 	now = GetCurrentTimestamp();
+	if (now < send_retry_at)
+		return (long) ((send_retry_at - now) / 1000) + 1;
 	if (TimestampDifferenceExceeds(last_send, now, SEND_GAP_MS))
 		return 0;
 	return SEND_GAP_MS - (long) ((now - last_send) / 1000);
 }
 
+/* What one send takes for a tenant: its counts, and their payload. */
+typedef struct Pending
+{
+	char	   *tenant;
+	uint32		counts[WL_CHANGE__N];
+	char	   *payload;
+} Pending;
+
 /*
  * Take the queued entries of this database off the list and their counts
- * out of them: payloads[i] for tenants[i].  Returns how many have counts.
+ * out of them.  Returns how many have counts (*out, palloc'd).
  */
-static int
-take_pending(char ***tenants, char ***payloads)
+static pg_noinline int
+take_pending(Pending **out)
 {
 	WlShared   *shared = wl_shared_attach();
 	WlSweeperSlot *slot;
@@ -348,6 +386,7 @@ take_pending(char ***tenants, char ***payloads)
 	WlTenantEntry **link;
 	int			n = 0;
 	int			size = 16;
+	Pending    *pending;
 
 	/* cleared first: whatever is queued from now on sets it again */
 	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
@@ -373,80 +412,132 @@ take_pending(char ***tenants, char ***payloads)
 	}
 	LWLockRelease(&shared->tenants_lock);
 
-	*tenants = palloc(sizeof(char *) * size);
-	*payloads = palloc(sizeof(char *) * size);
+	pending = palloc(sizeof(Pending) * size);
 	for (WlTenantEntry *e = mine; e != NULL;)
 	{
 		WlTenantEntry *next = e->next_dirty;
-		uint32		counts[WL_CHANGE__N];
-		char	   *p;
+		Pending    *p = &pending[n];
 
 		e->next_dirty = NULL;
 		pg_atomic_write_u32(&e->queued, 0);
 		pg_memory_barrier();
 		for (int i = 0; i < WL_CHANGE__N; i++)
-			counts[i] = pg_atomic_exchange_u32(&e->events[i], 0);
-		p = payload(counts);
-		if (p != NULL)
+			p->counts[i] = pg_atomic_exchange_u32(&e->events[i], 0);
+		p->payload = payload(p->counts);
+		if (p->payload != NULL)
 		{
-			if (n == size)
+			p->tenant = pstrdup(e->key.tenant);
+			if (++n == size)
 			{
 				size *= 2;
-				*tenants = repalloc(*tenants, sizeof(char *) * size);
-				*payloads = repalloc(*payloads, sizeof(char *) * size);
+				pending = repalloc(pending, sizeof(Pending) * size);
 			}
-			(*tenants)[n] = pstrdup(e->key.tenant);
-			(*payloads)[n++] = p;
 		}
 		e = next;
 	}
+	*out = pending;
 	return n;
 }
 
+/* Give counts that were not sent back to their tenant's entry. */
+static void
+put_back(const Pending *p)
+{
+	WlTenantEntry *entry = wl_tenant_entry(MyDatabaseId, p->tenant, false);
+
+	if (entry == NULL)
+		return;
+	for (int i = 0; i < WL_CHANGE__N; i++)
+		if (p->counts[i] != 0)
+			pg_atomic_fetch_add_u32(&entry->events[i], p->counts[i]);
+	if (wl_tenant_queue(entry))
+		wl_notify_wake_sweeper();
+}
+
+/*
+ * Send what waits for this database: one transaction, one NOTIFY per
+ * tenant.  PostgreSQL's notification lock, taken at the commit, is waited
+ * for at most SEND_LOCK_TIMEOUT (any session's notifying commit holds it,
+ * through a synchronous replica's confirmation too): the sweep must not
+ * wait on it.  Counts that could not be sent because the lock was not had,
+ * or because the tenant's channel row was held, are put back and sent
+ * later; after such a failure the next send waits SEND_RETRY_MS.  Any
+ * other error loses the counts (logged at most once a minute): losing a
+ * notification never loses work.
+ */
 void
 wl_notify_send(void)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	  **tenants;
-	char	  **payloads;
+	Pending    *pending;
 	int			taken;
-	volatile int n;
+	volatile bool committed = false;
+	volatile bool retry = false;
+	bool	   *sent;
 
 	last_send = GetCurrentTimestamp();
-	taken = take_pending(&tenants, &payloads);
+	taken = take_pending(&pending);
 	if (taken == 0)
 		return;
-	n = taken;
+	sent = palloc0(sizeof(bool) * taken);
 
 	PG_TRY();
 	{
 		WlSpi		spi;
+		char	  **tenants = palloc(sizeof(char *) * taken);
+		char	  **payloads = palloc(sizeof(char *) * taken);
 
+		for (int i = 0; i < taken; i++)
+		{
+			tenants[i] = pending[i].tenant;
+			payloads[i] = pending[i].payload;
+		}
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
+		(void) set_config_option("lock_timeout", SEND_LOCK_TIMEOUT,
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+								 true, 0, false);
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "worklist sweeper: notifying");
 		if (channels_exist())
 		{
 			wl_spi_begin(&spi);
-			notify_tenants(n, tenants, payloads);
+			notify_tenants(taken, tenants, payloads, true, sent);
 			wl_spi_end(&spi);
+		}
+		else
+		{
+			/* no channels at all: nothing to send, nothing to keep */
+			for (int i = 0; i < taken; i++)
+				sent[i] = true;
 		}
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		committed = true;
 		pgstat_report_activity(STATE_IDLE, NULL);
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata = wl_worker_recover(cxt);
 
-		if (wl_log_due(&send_failure_logged))
+		/* only the notification lock is worth waiting for again */
+		retry = (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE);
+		if (!retry && wl_log_due(&send_failure_logged))
 			ereport(LOG,
-					(errmsg("worklist sweeper could not send notifications of %d tenant(s): %s",
-							n, edata->message ? edata->message : "unknown error")));
+					(errmsg("worklist sweeper could not send the notifications of %d tenant(s): %s",
+							taken, edata->message ? edata->message : "unknown error")));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
+
+	if (!committed && !retry)
+		return;					/* lost: listeners re-read anyway */
+	if (!committed)
+		send_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													SEND_RETRY_MS);
+	for (int i = 0; i < taken; i++)
+		if (!committed || !sent[i])
+			put_back(&pending[i]);
 }
 
 /* ----------

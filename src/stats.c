@@ -237,6 +237,25 @@ xact_forget(void)
 	xact_last = NULL;
 }
 
+/*
+ * Is the tenant reached only because worklist.open_tenants is on (it has
+ * no binding)?  Such tenants take no entry of the shared tenant table:
+ * anybody may make them up while the setting is on, and the table is
+ * shared by every database of the cluster, so they must not be able to
+ * fill it for the bound tenants of any database.  Their counters are not
+ * kept and their notifications are sent at their transaction's commit.
+ */
+bool
+wl_tenant_open_only(const char *tenant)
+{
+	bool		bound;
+
+	if (!wl_open_tenants)
+		return false;
+	(void) wl_tenant_binding(tenant, &bound);
+	return !bound;
+}
+
 WlXactTenant *
 wl_xact_tenant(const char *tenant)
 {
@@ -265,6 +284,7 @@ wl_xact_tenant(const char *tenant)
 	rec = palloc0(sizeof(WlXactTenant));
 	rec->tenant = pstrdup(tenant);
 	rec->nest_level = level;
+	rec->open_only = wl_tenant_open_only(tenant);
 	xact_tenants = lappend(xact_tenants, rec);
 	MemoryContextSwitchTo(old);
 	return xact_last = rec;
@@ -287,7 +307,7 @@ publish(void)
 			any = rec->counts[i] != 0;
 		for (int i = 0; i < WL_CHANGE__N && !any; i++)
 			any = rec->events[i] != 0;
-		if (!any)
+		if (!any || rec->open_only)
 			continue;
 		entry = wl_tenant_entry(MyDatabaseId, rec->tenant, true);
 		if (entry == NULL)
@@ -303,24 +323,63 @@ publish(void)
 				pg_atomic_fetch_add_u32(&entry->events[i], rec->events[i]);
 				any = true;
 			}
-		if (any)
-		{
-			uint32		expected = 0;
-
-			if (pg_atomic_compare_exchange_u32(&entry->queued, &expected, 1))
-			{
-				WlShared   *shared = wl_shared_attach();
-
-				LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
-				entry->next_dirty = shared->dirty_head;
-				shared->dirty_head = entry;
-				LWLockRelease(&shared->tenants_lock);
-				wake = true;
-			}
-		}
+		if (any && wl_tenant_queue(entry))
+			wake = true;
 	}
 	if (wake)
 		wl_notify_wake_sweeper();
+}
+
+bool
+wl_tenant_queue(WlTenantEntry *entry)
+{
+	uint32		expected = 0;
+	WlShared   *shared;
+
+	if (!pg_atomic_compare_exchange_u32(&entry->queued, &expected, 1))
+		return false;
+	shared = wl_shared_attach();
+	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
+	entry->next_dirty = shared->dirty_head;
+	shared->dirty_head = entry;
+	LWLockRelease(&shared->tenants_lock);
+	return true;
+}
+
+/*
+ * Preloaded, just before commit: the tenants whose notifications cannot
+ * wait in shared memory -- reached only through open tenancy, or with no
+ * room left in the tenant table -- are notified by this transaction
+ * itself, as without preloading, so that no notification is lost to a
+ * full table.  Their events are then cleared, so that publish() does not
+ * count them again.
+ */
+static void
+notify_unshared(void)
+{
+	List	   *direct = NIL;
+	ListCell   *lc;
+
+	foreach(lc, xact_tenants)
+	{
+		WlXactTenant *rec = (WlXactTenant *) lfirst(lc);
+		bool		any = false;
+
+		for (int i = 0; i < WL_CHANGE__N && !any; i++)
+			any = rec->events[i] != 0;
+		if (!any)
+			continue;
+		if (rec->open_only ||
+			wl_tenant_entry(MyDatabaseId, rec->tenant, true) == NULL)
+			direct = lappend(direct, rec);
+	}
+	if (direct == NIL)
+		return;
+	wl_notify_at_commit(direct);
+	foreach(lc, direct)
+		memset(((WlXactTenant *) lfirst(lc))->events, 0,
+			   sizeof(((WlXactTenant *) NULL)->events));
+	list_free(direct);
 }
 
 static void
@@ -331,6 +390,8 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 			if (!wl_preloaded && xact_tenants != NIL)
 				wl_notify_at_commit(xact_tenants);
+			else if (xact_tenants != NIL)
+				notify_unshared();
 			break;
 		case XACT_EVENT_COMMIT:
 			if (wl_preloaded)
@@ -400,6 +461,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			rec->nest_level = level - 1;
 			continue;
 		}
+		parent->open_only |= rec->open_only;
 		for (int i = 0; i < WL_COUNT__N; i++)
 			parent->counts[i] += rec->counts[i];
 		for (int i = 0; i < WL_CHANGE__N; i++)
@@ -421,8 +483,10 @@ wl_count_n(WlCounter counter, uint32 n)
 		return;
 	if (counter == WL_COUNT_CLAIM_CONFLICTS || counter == WL_COUNT_STALE_FENCES)
 	{
-		WlTenantEntry *entry = wl_tenant_entry(MyDatabaseId, tenant, true);
+		WlTenantEntry *entry = NULL;
 
+		if (!wl_tenant_open_only(tenant))
+			entry = wl_tenant_entry(MyDatabaseId, tenant, true);
 		if (entry)
 			pg_atomic_fetch_add_u64(&entry->counters[counter], n);
 		return;
@@ -443,7 +507,7 @@ wl_tenant_counters(const char *tenant, uint64 *out)
 	WlTenantEntry *entry;
 	bool		full;
 
-	if (!wl_preloaded)
+	if (!wl_preloaded || wl_tenant_open_only(tenant))
 		return false;
 	shared = wl_shared_attach();
 	entry = wl_tenant_entry(MyDatabaseId, tenant, false);

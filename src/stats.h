@@ -147,6 +147,11 @@ extern WlShared *wl_shared_attach(void);
  * when not preloaded.  Never raises: called at commit.
  */
 extern WlTenantEntry *wl_tenant_entry(Oid database, const char *tenant, bool create);
+/*
+ * Put the entry on the list of entries with notifications waiting, unless
+ * it is there already; true when it was not (the sweeper must be woken).
+ */
+extern bool wl_tenant_queue(WlTenantEntry *entry);
 
 /*
  * The counters of a tenant of the current database, copied into out[];
@@ -154,6 +159,8 @@ extern WlTenantEntry *wl_tenant_entry(Oid database, const char *tenant, bool cre
  * than the table holds).
  */
 extern bool wl_tenant_counters(const char *tenant, uint64 *out);
+/* Is the tenant reached only through worklist.open_tenants (unbound)? */
+extern bool wl_tenant_open_only(const char *tenant);
 
 /*
  * What the current transaction did, per tenant and (sub)transaction level:
@@ -165,6 +172,8 @@ typedef struct WlXactTenant
 {
 	char	   *tenant;
 	int			nest_level;
+	bool		open_only;		/* reached only through worklist.open_tenants:
+								 * takes no place in shared memory */
 	uint32		counts[WL_COUNT__N];
 	uint32		events[WL_CHANGE__N];
 } WlXactTenant;

@@ -9,6 +9,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
+use JSON::PP qw(decode_json);
+use Time::HiRes qw(time sleep);
+
+use FindBin;
+
+my $client = "$FindBin::Bin/../tools/notify_client.py";
 
 my $node = PostgreSQL::Test::Cluster->new('counters_full');
 $node->init;
@@ -19,6 +26,38 @@ worklist.sweep_interval = '1h'
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+
+# A listener (test/tools/notify_client.py) in a database, once READY.
+sub listener
+{
+	my ($db, @channels) = @_;
+	my %l = (in => '', out => '', err => '');
+	$l{h} = IPC::Run::start(
+		[ '/usr/bin/python3', $client, 'listen', $node->connstr($db), 60, @channels ],
+		'<', \$l{in}, '>', \$l{out}, '2>', \$l{err});
+	my $t = time + 60;
+	while ($l{out} !~ /READY/ && time < $t)
+	{
+		$l{h}->pump_nb;
+		sleep 0.01;
+	}
+	die "listener did not start: $l{err}" unless $l{out} =~ /READY/;
+	return \%l;
+}
+
+# Wait until a listener has received at least $n notifications (or 10 s).
+sub wait_for
+{
+	my ($l, $n) = @_;
+	my $received = sub {
+		$l->{h}->pump_nb;
+		return [ map { decode_json($_) } grep { /^\{/ } split /\n/, $l->{out} ];
+	};
+	my $t = time + 10;
+	sleep 0.05 while @{ $received->() } < $n && time < $t;
+	sleep 0.3;
+	return $received->();
+}
 
 # A role bound to nothing tries claims, conflicts and stale fences in 200
 # tenants it makes up: each is refused before anything is counted.
@@ -77,6 +116,47 @@ is($node->safe_psql('postgres',
 		q{SET worklist.tenant = 'real'; SELECT worklist.stats()->'counters'->>'claims' || '/' || (worklist.stats()->'counters'->>'claim_conflicts')}),
 	'1/1', 'and tenant "real" of database "postgres" its own');
 
+# A database where anybody may make tenants up (worklist.open_tenants, a
+# setting for development) does not fill the table that every database
+# shares: tenants reached only through it take no room.  Their counters
+# read NULL; the notifications of those that have a channel are sent at
+# their own commit.
+$node->safe_psql('postgres', q{
+	CREATE DATABASE dev;
+	ALTER DATABASE dev SET worklist.open_tenants = on;
+});
+$node->safe_psql('dev', 'CREATE EXTENSION worklist');
+($rc, $out, $err) = $node->psql('dev', q{
+	DO $$
+	BEGIN
+		FOR i IN 1..100 LOOP
+			PERFORM set_config('worklist.tenant', 'junk_' || i, false);
+			PERFORM worklist.open_task('t', 'c', '{r}');
+			PERFORM worklist.claim('t', 'a', '{r}');
+		END LOOP;
+	END $$;
+}, extra_params => [ '-U', 'stranger' ]);
+is($rc, 0, 'a stranger makes 100 tenants up where tenancy is open');
+is($node->safe_psql('dev',
+		q{SET worklist.tenant = 'junk_1'; SELECT coalesce(worklist.stats()->'counters'->>'claims', 'null')}),
+	'null', 'their counters are not kept');
+unlike(slurp_file($node->logfile), qr/tenant table is full/, 'and the table is not full');
+is($node->safe_psql('postgres', q{
+		SET worklist.tenant = 'fresh';
+		SELECT count(*) FROM worklist.open_task('t', 'c', '{r}');
+		SELECT count(*) FROM worklist.claim('t', 'a', '{r}');
+		SELECT worklist.stats()->'counters'->>'claims';
+	}), "1\n1\n1", 'a new tenant of another database is counted');
+my $junk_channel = $node->safe_psql('dev', q{SET worklist.tenant = 'junk_2'; SELECT worklist.channel()});
+my $junk = listener('dev', $junk_channel);
+$node->safe_psql('dev', q{
+	SET worklist.tenant = 'junk_2';
+	SELECT count(*) FROM worklist.open_task('t2', 'c', '{r}');
+}, extra_params => [ '-U', 'stranger' ]);
+like(join(' ', map { $_->{payload} } @{ wait_for($junk, 1) }), qr/"opened": 1/,
+	'an open tenant with a channel is notified at its commit');
+$junk->{h}->kill_kill;
+
 # Claim timeouts count when the sweep that released them commits.
 SKIP:
 {
@@ -127,6 +207,20 @@ is($node->safe_psql('postgres',
 my $log = slurp_file($node->logfile);
 my $lines = () = $log =~ /worklist tenant table is full/g;
 is($lines, 1, 'the log says so once');
+
+# A tenant the table has no room for is still notified: its transactions
+# send their own notifications at commit.
+my $channel = $node->safe_psql('postgres', q{SET worklist.tenant = 'c199'; SELECT worklist.channel()});
+my $full = listener('postgres', $channel);
+$node->safe_psql('postgres', q{
+	SET worklist.tenant = 'c199';
+	SELECT count(*) FROM worklist.open_task('t2', 'c', '{r}');
+	SELECT count(*) FROM worklist.claim('t2', 'a', '{r}');
+});
+my $got = join(' ', map { $_->{payload} } @{ wait_for($full, 2) });
+like($got, qr/"opened": 1/, 'a tenant with no room in the table is notified of what it opened');
+like($got, qr/"claimed": 1/, 'and of what it claimed');
+$full->{h}->kill_kill;
 
 $node->stop;
 done_testing();

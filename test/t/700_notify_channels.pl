@@ -267,5 +267,18 @@ is_deeply(received($outsider), [],
 	'the outsider, on "worklist" and every name it could compute, heard nothing at all');
 
 $_->{h}->finish for ($outsider, $bound, $other, $outsider_rotated, $fresh);
+
+# Rotations while the sweeper sends: three writers open tasks without
+# pause while a channel is listened on and rotated, 300 times.  (A send
+# that read the old secret just before a rotation committed, and sent
+# after it, used to leak a payload in about one round of 150.)  Nothing
+# arrives on a channel after its {"rotated": true}: a send that would use
+# the old secret either happens before the rotation (which waits for it)
+# or keeps its counts for the next send, under the new name.
+my $rot = decode_json((run_command(
+	[ '/usr/bin/python3', $client, 'rotations', $node->connstr('postgres'), 300 ]))[0]);
+is_deeply($rot->{errors}, [], 'the writers ran without errors');
+is($rot->{rotations}, 300, 'every rotation was heard on its old channel');
+is($rot->{leaks}, 0, "no payload arrived on a channel after its rotation ($rot->{payloads} payloads)");
 $node->stop;
 done_testing();

@@ -117,9 +117,46 @@ for my $v (@verbs)
 	is(${ $v->[2] }, '', 'a verb commits while the lock is held');
 }
 cmp_ok(time - $start, '<', 4, 'and none of them waited for it');
+
+# Nor does the sweeper: while the lock is held, a task falls due and the
+# sweeper expires it; the notification it owes waits, and is heard once
+# the lock is free.
+my $due_channel = $node->safe_psql('postgres', q{SET worklist.tenant = 'lockdue'; SELECT worklist.channel()});
+my %dl = (in => '', out => '', err => '');
+$dl{h} = IPC::Run::start(
+	[ '/usr/bin/python3', $client, 'listen', $node->connstr('postgres'), 300, $due_channel ],
+	'<', \$dl{in}, '>', \$dl{out}, '2>', \$dl{err});
+my $dt = time + 60;
+while ($dl{out} !~ /READY/ && time < $dt)
+{
+	$dl{h}->pump_nb;
+	sleep 0.01;
+}
+$node->safe_psql('postgres', q{
+	SET synchronous_commit = local;
+	SET worklist.tenant = 'lockdue';
+	SELECT count(*) FROM worklist.open_task('due', 'c', '{r}', due_at => now() + interval '1 second');
+});
+ok($node->poll_query_until('postgres',
+		q{SELECT state = 'expired' FROM worklist.task WHERE tenant = 'lockdue' AND id = 'due'}),
+	'the sweeper expires a task while the notification lock is held');
+my $ticks = $node->safe_psql('postgres', 'SELECT ticks FROM worklist.sweeper_status');
+sleep 2.5;
+cmp_ok($node->safe_psql('postgres', 'SELECT ticks FROM worklist.sweeper_status'), '>', $ticks,
+	'and keeps ticking');
+$dl{h}->pump_nb;
+unlike($dl{out}, qr/expired/, 'what it owes is not sent while the lock is held');
 $node->safe_psql('postgres',
 	q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'});
 $blocker->quit;
+$dt = time + 10;
+while ($dl{out} !~ /expired/ && time < $dt)
+{
+	$dl{h}->pump_nb;
+	sleep 0.05;
+}
+like($dl{out}, qr/expired\\?": 1/, 'and is heard once the lock is free');
+$dl{h}->kill_kill;
 
 # Kill the sweeper: notifications stop, what commits meanwhile is kept,
 # and they resume when the launcher has started another sweeper.

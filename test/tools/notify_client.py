@@ -23,6 +23,13 @@
       payloads count.  Prints the sums and the number of payloads once the
       sums reach what was committed or 10 s have passed.
 
+  rotations DSN ROUNDS
+      Rotation against the sender: 3 writers open tasks in tenant "rot"
+      without pause while one connection, ROUNDS times, listens on the
+      tenant's channel and rotates it.  Prints the number of rotations
+      heard and of payloads that arrived on a channel after its
+      {"rotated": true} (there must be none).
+
 Each connection sets worklist.tenant itself; the DSN names the database.
 """
 import json
@@ -236,6 +243,60 @@ def cmd_burst(dsn, writers, ops):
     print(json.dumps({"sums": sums, "payloads": len(got), "errors": errors}), flush=True)
 
 
+def cmd_rotations(dsn, rounds):
+    rounds = int(rounds)
+    stop = threading.Event()
+    errors = []
+
+    def writer(i):
+        try:
+            conn = connect(dsn, "rot")
+            cur = conn.cursor()
+            k = 0
+            while not stop.is_set():
+                k += 1
+                cur.execute("SELECT worklist.open_task(%s, 'c', '{r}')", ("r%d_%d" % (i, k),))
+            conn.close()
+        except Exception as e:
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    listen = connect(dsn)
+    admin = connect(dsn, "rot")
+    cur = admin.cursor()
+    got = []
+
+    def drain(seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            if select.select([listen], [], [], max(end - time.time(), 0))[0]:
+                listen.poll()
+                while listen.notifies:
+                    n = listen.notifies.pop(0)
+                    got.append((n.channel, n.payload))
+
+    for _ in range(rounds):
+        cur.execute("SELECT worklist.channel()")
+        listen.cursor().execute('LISTEN "%s"' % cur.fetchone()[0])
+        drain(0.03)
+        cur.execute("SELECT worklist.rotate_channel()")
+    stop.set()
+    for t in threads:
+        t.join()
+    drain(2)
+    rotated = set()
+    leaks = []
+    for channel, payload in got:
+        if payload == '{"rotated": true}':
+            rotated.add(channel)
+        elif channel in rotated:
+            leaks.append(payload)
+    print(json.dumps({"rotations": len(rotated), "leaks": len(leaks),
+                      "payloads": len(got), "errors": errors}), flush=True)
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "listen":
@@ -244,5 +305,7 @@ if __name__ == "__main__":
         cmd_load(*args)
     elif cmd == "burst":
         cmd_burst(*args)
+    elif cmd == "rotations":
+        cmd_rotations(*args)
     else:
         sys.exit("unknown command " + cmd)
