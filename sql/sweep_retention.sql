@@ -166,5 +166,24 @@ SELECT p.next_purge <= t.settled_at + interval '1 day' AS not_later_than_the_tas
   FROM worklist.retention_policy p, worklist.task t
  WHERE p.tenant = 'sweep_retention' AND t.tenant = p.tenant AND t.id = 'late';
 COMMIT;
+-- After a purge, the schedule follows what is left, not what was purged:
+-- the young task comes of age in 50 minutes, so that is when the sweeper
+-- looks next (not in a minute, as if an old one had been passed over).
+SELECT worklist.set_retention(tasks => '1 hour');
+SELECT id FROM worklist.open_task('old', 'c', '{r}');
+SELECT id FROM worklist.open_task('young', 'c', '{r}');
+SELECT worklist.set_state('old', 'expired');
+SELECT worklist.set_state('young', 'expired');
+UPDATE worklist.task SET settled_at = now() - interval '2 hours'
+ WHERE tenant = 'sweep_retention' AND id = 'old';
+UPDATE worklist.task SET settled_at = now() - interval '10 minutes'
+ WHERE tenant = 'sweep_retention' AND id = 'young';
+BEGIN;
+SELECT purged FROM worklist.sweep();
+SELECT p.next_purge = t.settled_at + interval '1 hour' AS when_the_young_task_comes_of_age
+  FROM worklist.retention_policy p, worklist.task t
+ WHERE p.tenant = 'sweep_retention' AND t.tenant = p.tenant AND t.id = 'young';
+COMMIT;
+SELECT id FROM worklist.task WHERE tenant = 'sweep_retention' ORDER BY id;
 SELECT worklist.erase_tenant();
 SELECT worklist.set_retention();

@@ -319,7 +319,8 @@ schedule(text *tenant, TimestampTz now, const Policy *p, bool cut_short)
 	if (!cut_short)
 	{
 		next = DT_NOEND;
-		if (wl_exec(&oldest_stmt, values, NULL, true, 0) != 1)
+		/* not read-only: a fresh snapshot that no longer sees what was purged */
+		if (wl_exec(&oldest_stmt, values, NULL, false, 0) != 1)
 			elog(ERROR, "retention: no row for the oldest candidates");
 		for (int k = 0; k < 3; k++)
 		{
