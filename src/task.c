@@ -78,6 +78,18 @@ PG_FUNCTION_INFO_V1(wl_overdue);
 /* The row of (tenant $1, id $2). */
 #define KEY(a) a ".tenant" EQ "$1 AND " a ".id" EQ "$2"
 
+/*
+ * The row is held by p.  Written as a test of truth, which no index can
+ * serve and from which no partial index's "holder IS NOT NULL" follows;
+ * that leaves the verbs that also name the key (release, take_over,
+ * complete) one way to their row: the primary key.  As a plain
+ * "holder = p" it let the planner choose task_held, whose entries for one
+ * holder include every task the holder settled until VACUUM removes them:
+ * a lookup that walked the holder's whole recent history.  take_over's
+ * "holder <> actor" is written the same way for the same reason.
+ */
+#define HELD_BY(a, p) "(" a ".holder" EQ p ") IS TRUE"
+
 #define PENDING(a) \
 	a ".state" EQ "ANY ('{open,claimed,escalated}'::worklist.task_state[])"
 #define OPEN_OR_CLAIMED(a) \
@@ -573,7 +585,7 @@ wl_release(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t" SET_UNCLAIM
-		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t")
+		" WHERE " KEY("t") " AND " HELD_BY("t", "$3") " AND " PENDING("t")
 		" RETURNING t",
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.release"
@@ -635,7 +647,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 		"UPDATE worklist.task t SET holder = $4, claimed_at = pg_catalog.now(),"
 		" claim_expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) t.claim_timeout"
 		" WHERE " KEY("t") " AND " PENDING("t")
-		" AND t.holder" EQ "$3 AND t.holder OPERATOR(pg_catalog.<>) $4"
+		" AND " HELD_BY("t", "$3") " AND (t.holder OPERATOR(pg_catalog.<>) $4) IS TRUE"
 		" AND " NOT_EXCLUDED("t", "$4") " AND " AUDIENCE("t", "$5")
 		" RETURNING t",
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
@@ -713,7 +725,7 @@ wl_complete(PG_FUNCTION_ARGS)
 		"UPDATE worklist.task t SET state = " STATE("completed") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL,"
 		" decided_by = $3, decision = $4"
-		" WHERE " KEY("t") " AND t.holder" EQ "$3 AND " PENDING("t"),
+		" WHERE " KEY("t") " AND " HELD_BY("t", "$3") " AND " PENDING("t"),
 		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
 		.generic = true, .name = "task.complete"
 	};

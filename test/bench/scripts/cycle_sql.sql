@@ -28,5 +28,5 @@ WITH first AS MATERIALIZED (
 SELECT (SELECT took.id FROM took) AS id FROM (SELECT) one LEFT JOIN first f ON true \gset
 UPDATE worklist.task t SET state = 'completed', settled_at = now(), claim_expires_at = NULL,
        decided_by = 'w' || :client_id, decision = '{"approved": true}'
- WHERE t.tenant = 'cycle' AND t.id = :id AND t.holder = 'w' || :client_id
+ WHERE t.tenant = 'cycle' AND t.id = :id AND (t.holder = 'w' || :client_id) IS TRUE
    AND t.state = ANY ('{open,claimed,escalated}'::worklist.task_state[]);
