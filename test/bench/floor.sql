@@ -4,8 +4,12 @@
 --
 -- Installed by bench.sh into the benchmark database only.  For a fair
 -- comparison it keeps what the extension keeps:
---   * the same table, indexes and storage settings (copied from
---     sql/parts/10_task.sql, schema "floor" instead of "worklist");
+--   * the task table as 0.2 shipped it, in schema "floor": the same
+--     columns (less 0.3's claim timeout) and storage settings, the primary
+--     key and the queue, case and overdue indexes -- not the five indexes
+--     0.3 added (held work, claim timeouts, retention, the sweeper's due
+--     lists), which the extension maintains on every claim and settlement
+--     and the floor does not;
 --   * the same checks, in the same order: the tenant from the setting
 --     worklist.tenant (empty: 22023; bound to roles the caller is not a
 --     member of: 42501), then the arguments (22023 naming them), then the
