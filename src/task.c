@@ -79,16 +79,18 @@ PG_FUNCTION_INFO_V1(wl_overdue);
 #define KEY(a) a ".tenant" EQ "$1 AND " a ".id" EQ "$2"
 
 /*
- * The row is held by p.  Written as a test of truth, which no index can
- * serve and from which no partial index's "holder IS NOT NULL" follows;
- * that leaves the verbs that also name the key (release, take_over,
- * complete) one way to their row: the primary key.  As a plain
- * "holder = p" it let the planner choose task_held, whose entries for one
- * holder include every task the holder settled until VACUUM removes them:
- * a lookup that walked the holder's whole recent history.  take_over's
- * "holder <> actor" is written the same way for the same reason.
+ * " WHERE" the row of the key, and only if cond holds for it.  cond is
+ * written as one test of truth, which no index can serve and from which
+ * no partial index's predicate follows: the primary key is then the one
+ * way to the row, whatever the planner believed of the table's size when
+ * it planned.  With cond written plainly the planner could read a partial
+ * index whose predicate cond implies, with the id as a later key column:
+ * task_pending_case (all the tenant's pending tasks) for plans made on
+ * empty tables, and task_held (every task the holder settled, until
+ * VACUUM removes the entries) for complete and release on full ones --
+ * a lookup that walked a tenant's queue or a holder's recent history.
  */
-#define HELD_BY(a, p) "(" a ".holder" EQ p ") IS TRUE"
+#define BY_KEY(a, cond) " WHERE " KEY(a) " AND (" cond ") IS TRUE"
 
 #define PENDING(a) \
 	a ".state" EQ "ANY ('{open,claimed,escalated}'::worklist.task_state[])"
@@ -418,8 +420,8 @@ wl_claim(PG_FUNCTION_ARGS)
 {
 	static WlStmt take WL_KEPT = {
 		"UPDATE worklist.task t" SET_CLAIM("$3")
-		" WHERE " KEY("t") " AND " CLAIMABLE("t")
-		" AND " NOT_EXCLUDED("t", "$3") " AND " AUDIENCE("t", "$4")
+		BY_KEY("t", CLAIMABLE("t")
+			   " AND " NOT_EXCLUDED("t", "$3") " AND " AUDIENCE("t", "$4"))
 		" RETURNING t",
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
 		.generic = true, .name = "task.claim"
@@ -585,7 +587,7 @@ wl_release(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t" SET_UNCLAIM
-		" WHERE " KEY("t") " AND " HELD_BY("t", "$3") " AND " PENDING("t")
+		BY_KEY("t", "t.holder" EQ "$3 AND " PENDING("t"))
 		" RETURNING t",
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.release"
@@ -646,9 +648,9 @@ wl_take_over(PG_FUNCTION_ARGS)
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET holder = $4, claimed_at = pg_catalog.now(),"
 		" claim_expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) t.claim_timeout"
-		" WHERE " KEY("t") " AND " PENDING("t")
-		" AND " HELD_BY("t", "$3") " AND (t.holder OPERATOR(pg_catalog.<>) $4) IS TRUE"
-		" AND " NOT_EXCLUDED("t", "$4") " AND " AUDIENCE("t", "$5")
+		BY_KEY("t", PENDING("t")
+			   " AND t.holder" EQ "$3 AND t.holder OPERATOR(pg_catalog.<>) $4"
+			   " AND " NOT_EXCLUDED("t", "$4") " AND " AUDIENCE("t", "$5"))
 		" RETURNING t",
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
 		.generic = true, .name = "task.take_over"
@@ -725,7 +727,7 @@ wl_complete(PG_FUNCTION_ARGS)
 		"UPDATE worklist.task t SET state = " STATE("completed") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL,"
 		" decided_by = $3, decision = $4"
-		" WHERE " KEY("t") " AND " HELD_BY("t", "$3") " AND " PENDING("t"),
+		BY_KEY("t", "t.holder" EQ "$3 AND " PENDING("t")),
 		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
 		.generic = true, .name = "task.complete"
 	};
@@ -797,7 +799,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = $3::worklist.task_state,"
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
-		" WHERE " KEY("t") " AND " PENDING("t"),
+		BY_KEY("t", PENDING("t")),
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.set_state"
 	};
@@ -853,7 +855,7 @@ escalate_task(text *tenant, text *id, bool *escalated)
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("escalated") ","
 		" holder = NULL, claimed_at = NULL, claim_expires_at = NULL"
-		" WHERE " KEY("t") " AND " OPEN_OR_CLAIMED("t")
+		BY_KEY("t", OPEN_OR_CLAIMED("t"))
 		" RETURNING t",
 		2, {TEXTOID, TEXTOID},
 		.generic = true, .name = "task.escalate"
@@ -919,8 +921,7 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("withdrawn") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
-		" WHERE " KEY("t")
-		" AND t.run_id" EQ "$3 AND " PENDING("t"),
+		BY_KEY("t", "t.run_id" EQ "$3 AND " PENDING("t")),
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.withdraw_run"
 	};
