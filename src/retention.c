@@ -128,6 +128,32 @@ result_column(uint64 n, int col)
 	return out;
 }
 
+/*
+ * Run pick (tenant $1, cutoff $2, limit $3), then purge ($1, id $2) for
+ * each id it returned, the first column.  Returns how many were picked.
+ */
+static uint64
+purge_by_id(WlStmt *pick, WlStmt *purge, text *tenant, TimestampTz before,
+			int32 lim)
+{
+	Datum		values[3];
+	uint64		n;
+	char	  **ids;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(before);
+	values[2] = Int32GetDatum(lim);
+	n = wl_exec(pick, values, NULL, false, 0);
+	ids = result_column(n, 1);
+	for (uint64 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(ids[i]);
+		(void) wl_exec(purge, values, NULL, false, 0);
+	}
+	return n;
+}
+
 static uint64
 purge_tasks(text *tenant, TimestampTz before, int32 lim)
 {
@@ -146,22 +172,8 @@ purge_tasks(text *tenant, TimestampTz before, int32 lim)
 		2, {TEXTOID, TEXTOID},
 		.generic = true, .name = "retention.purge.tasks.delete"
 	};
-	Datum		values[3];
-	uint64		n;
-	char	  **ids;
 
-	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(before);
-	values[2] = Int32GetDatum(lim);
-	n = wl_exec(&pick, values, NULL, false, 0);
-	ids = result_column(n, 1);
-	for (uint64 i = 0; i < n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		values[1] = CStringGetTextDatum(ids[i]);
-		(void) wl_exec(&purge, values, NULL, false, 0);
-	}
-	return n;
+	return purge_by_id(&pick, &purge, tenant, before, lim);
 }
 
 static uint64
@@ -185,26 +197,13 @@ purge_tickets(text *tenant, TimestampTz before, int32 lim)
 		2, {TEXTOID, TEXTOID},
 		.generic = true, .name = "retention.purge.tickets.delete"
 	};
-	Datum		values[3];
-	uint64		n;
-	char	  **ids;
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(before);
-	values[2] = Int32GetDatum(lim);
-	n = wl_exec(&pick, values, NULL, false, 0);
-	ids = result_column(n, 1);
+	uint64		n = 0;
 
 	/* the log is append-only but for erasure and this purge */
 	wl_erasing = true;
 	PG_TRY();
 	{
-		for (uint64 i = 0; i < n; i++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			values[1] = CStringGetTextDatum(ids[i]);
-			(void) wl_exec(&purge, values, NULL, false, 0);
-		}
+		n = purge_by_id(&pick, &purge, tenant, before, lim);
 	}
 	PG_FINALLY();
 	{
