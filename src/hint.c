@@ -19,11 +19,13 @@
  *	 - claim_next reads the hint (and the entry's version and raise count)
  *	   before its statement takes its snapshot.  A transaction that has
  *	   itself made tasks of the tenant claimable reads from the head
- *	   instead (its own changes are not lowered for until it commits).  The statement claims the
- *	   first task for the caller's roles at or after the hint, and also
- *	   finds F, the first task claimable by anybody at or after the hint in
- *	   its snapshot.  Afterwards it raises the hint to F (or past
- *	   everything, when there is no F) -- only if nothing lowered the hint
+ *	   instead (its own changes are not lowered for until it commits).
+ *	   The statement claims the first task for the caller's roles at or
+ *	   after the hint.  One claim in WL_HINT_RAISE_EVERY (and each claim
+ *	   after it until one succeeds) also finds F, the first task claimable
+ *	   by anybody at or after the hint in its snapshot, and afterwards
+ *	   raises the hint to F (or past everything, when there is no F) --
+ *	   only if nothing lowered the hint
  *	   and nobody raised it since it was read, and only under READ
  *	   COMMITTED (an older transaction snapshot would see rows as claimable
  *	   that are not, and miss rows that are), and only in a transaction
@@ -94,9 +96,20 @@ typedef struct HintEntry
 	HintKey		key;			/* hash key */
 	uint64		version;		/* bumped by every lowering */
 	uint64		raises;			/* bumped by every raise */
+	pg_atomic_uint32 claims;	/* claims that read it since the last raise */
 	bool		pinned;			/* a prepared transaction lowered it */
 	WlQueueKey	at;				/* the hint */
 } HintEntry;
+
+/*
+ * How many claims read a hint for one that raises it.  Finding where the
+ * queue starts is a second scan of task_claimable and a raise takes the
+ * lock exclusively; raising on every claim would cost both on every claim.
+ * Between two raises, claims walk at most the entries the claims since the
+ * last raise left behind (dead, but not yet removable while an old snapshot
+ * is held) -- a handful, whatever the snapshot's age.
+ */
+#define WL_HINT_RAISE_EVERY 8
 
 typedef struct HintShared
 {
@@ -185,6 +198,17 @@ task_table(void)
 	return OidIsValid(nsp) ? get_relname_relid("task", nsp) : InvalidOid;
 }
 
+/* A new entry, at the head.  The lock is held exclusively. */
+static void
+init_entry(HintEntry *entry)
+{
+	entry->version = 0;
+	entry->raises = 0;
+	pg_atomic_init_u32(&entry->claims, 0);
+	entry->pinned = false;
+	entry->at = wl_queue_key_min;
+}
+
 static void
 make_key(HintKey *key, const char *tenant)
 {
@@ -196,15 +220,18 @@ make_key(HintKey *key, const char *tenant)
 
 bool
 wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
-			 uint64 *raises)
+			 uint64 *raises, bool *raise)
 {
 	HintKey		key;
 	HintEntry  *entry;
 	ListCell   *lc;
+	bool		may_raise;
 
 	*at = wl_queue_key_min;
 	*version = 0;
 	*raises = 0;
+	if (raise)
+		*raise = false;
 	if (!hints_enabled || hints == NULL)
 		return false;
 	foreach(lc, pending_lowers)
@@ -212,6 +239,8 @@ wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
 		if (strcmp(((PendingLower *) lfirst(lc))->tenant, tenant) == 0)
 			return true;		/* from the head: see the file header */
 	}
+	/* what wl_hint_raise would refuse anyway */
+	may_raise = raise && !IsolationUsesXactSnapshot() && !xact_took_rows;
 
 	make_key(&key, tenant);
 	LWLockAcquire(hint_shared->lock, LW_SHARED);
@@ -221,7 +250,17 @@ wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
 		*at = entry->at;
 		*version = entry->version;
 		*raises = entry->raises;
+		/*
+		 * Every WL_HINT_RAISE_EVERY-th claim since the last raise, and
+		 * every claim after it until one raises (a lowering refuses the
+		 * raises of the claims that read the hint before it).
+		 */
+		if (may_raise)
+			*raise = pg_atomic_fetch_add_u32(&entry->claims, 1) + 1 >=
+				WL_HINT_RAISE_EVERY;
 	}
+	else if (may_raise)
+		*raise = true;			/* the first claim makes the entry */
 	LWLockRelease(hint_shared->lock);
 	return true;
 }
@@ -247,10 +286,7 @@ wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 	else if (!found)
 	{
 		/* a new entry: nothing was ever lowered or raised here */
-		entry->version = 0;
-		entry->raises = 0;
-		entry->pinned = false;
-		entry->at = wl_queue_key_min;
+		init_entry(entry);
 		found = true;
 	}
 	if (entry && !entry->pinned && entry->version == version &&
@@ -258,6 +294,7 @@ wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 	{
 		entry->at = *to;
 		entry->raises++;
+		pg_atomic_write_u32(&entry->claims, 0);
 	}
 	if (full)
 		hint_shared->full_logged = true;
@@ -289,12 +326,7 @@ lower_now(const char *tenant, int64 neg_priority, TimestampTz created_at,
 	 */
 	entry = hash_search(hints, &key, HASH_ENTER_NULL, &found);
 	if (entry && !found)
-	{
-		entry->version = 0;
-		entry->raises = 0;
-		entry->pinned = false;
-		entry->at = wl_queue_key_min;
-	}
+		init_entry(entry);
 	if (entry && pin)
 	{
 		entry->pinned = true;

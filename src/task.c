@@ -489,31 +489,43 @@ wl_claim(PG_FUNCTION_ARGS)
  * roles and that does not exclude actor, skipping rows locked by anybody
  * else, in one statement.  NULL when there is none.
  *
- * The statement starts at the tenant's hint (hint.c) and also finds the
- * first task claimable by anybody from there (first), which the hint is
- * then raised to.
+ * The statement starts at the tenant's hint (hint.c).  When the hint asks
+ * for it, the statement also finds the first task claimable by anybody from
+ * there (first), which the hint is then raised to; the other claims run
+ * the same statement without that part.
  */
+#define CLAIM_NEXT_PICK \
+	" pick AS (" \
+	" SELECT q.id FROM worklist.task q" \
+	"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q") \
+	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
+	"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2") \
+	"  ORDER BY " QUEUE_KEY("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED)," \
+	" took AS (" \
+	" UPDATE worklist.task t" SET_CLAIM("$2") \
+	"  WHERE t.tenant" EQ "$1 AND t.id" EQ "(SELECT pick.id FROM pick)" \
+	"  RETURNING t)"
+#define CLAIM_NEXT_ARGS \
+	6, {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, TIMESTAMPTZOID, TEXTOID}
+
 Datum
 wl_claim_next(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt WL_KEPT = {
+	static WlStmt raising WL_KEPT = {
 		"WITH first AS MATERIALIZED ("
 		" SELECT " QUEUE_KEY("q") " FROM worklist.task q"
 		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
 		"    AND " FROM_KEY("q", "$4", "$5", "$6")
 		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1),"
-		" pick AS ("
-		" SELECT q.id FROM worklist.task q"
-		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
-		"    AND " FROM_KEY("q", "$4", "$5", "$6")
-		"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2")
-		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED),"
-		" took AS ("
-		" UPDATE worklist.task t" SET_CLAIM("$2")
-		"  WHERE t.tenant" EQ "$1 AND t.id" EQ "(SELECT pick.id FROM pick)"
-		"  RETURNING t)"
+		CLAIM_NEXT_PICK
 		" SELECT (SELECT took.t FROM took), f.* FROM (SELECT) one LEFT JOIN first f ON true",
-		6, {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, TIMESTAMPTZOID, TEXTOID},
+		CLAIM_NEXT_ARGS,
+		.generic = true, .name = "task.claim_next.raising"
+	};
+	static WlStmt stmt WL_KEPT = {
+		"WITH" CLAIM_NEXT_PICK
+		" SELECT (SELECT took.t FROM took)",
+		CLAIM_NEXT_ARGS,
 		.generic = true, .name = "task.claim_next"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
@@ -524,7 +536,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 	WlQueueKey	first;
 	uint64		version;
 	uint64		raises;
-	bool		hinted;
+	bool		raise;
 	Datum		values[6];
 	Datum		row = (Datum) 0;
 	bool		isnull = true;
@@ -535,7 +547,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 
 	tenant_c = text_to_cstring(tenant);
-	hinted = wl_hint_read(tenant_c, &hint, &version, &raises);
+	(void) wl_hint_read(tenant_c, &hint, &version, &raises, &raise);
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(actor);
@@ -544,11 +556,11 @@ wl_claim_next(PG_FUNCTION_ARGS)
 	values[4] = TimestampTzGetDatum(hint.created_at);
 	values[5] = CStringGetTextDatum(hint.id);
 	wl_spi_begin(&spi);
-	if (wl_exec(&stmt, values, NULL, false, 0) != 1)
+	if (wl_exec(raise ? &raising : &stmt, values, NULL, false, 0) != 1)
 		elog(ERROR, "claim_next returned no row");
 	row = wl_result_datum(0, 1, &isnull);
 	first = wl_queue_key_max;
-	if (hinted)
+	if (raise)
 	{
 		bool		none;
 		Datum		d = wl_result_datum(0, 2, &none);
@@ -564,7 +576,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 	}
 	wl_spi_end(&spi);
 
-	if (hinted)
+	if (raise)
 		wl_hint_raise(tenant_c, version, raises, &first);
 	if (isnull)
 		PG_RETURN_NULL();
@@ -994,7 +1006,7 @@ wl_queue(PG_FUNCTION_ARGS)
 	 * head.
 	 */
 	if (IsolationUsesXactSnapshot() ||
-		!wl_hint_read(text_to_cstring(tenant), &hint, &version, &raises))
+		!wl_hint_read(text_to_cstring(tenant), &hint, &version, &raises, NULL))
 		hint = wl_queue_key_min;
 	values[4] = Int64GetDatum(hint.neg_priority);
 	values[5] = TimestampTzGetDatum(hint.created_at);

@@ -457,10 +457,12 @@ extern void wl_hint_shmem_init(void);
 /*
  * The tenant's hint (wl_queue_key_min when unknown), with what a later
  * wl_hint_raise must find unchanged.  false when hints are not kept (the
- * library is not preloaded).
+ * library is not preloaded).  When raise is not NULL the read is a claim's:
+ * *raise says whether this claim should find where the queue starts and
+ * raise the hint to it (one claim in WL_HINT_RAISE_EVERY, see hint.c).
  */
 extern bool wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
-						 uint64 *raises);
+						 uint64 *raises, bool *raise);
 /* Raise the hint to *to, if nothing changed it since wl_hint_read. */
 extern void wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 						  const WlQueueKey *to);
