@@ -125,6 +125,7 @@ mkdir -p "$SOCK" "$LOGS"
 : >"$RES"
 : >"$B/conflicts.tsv"
 : >"$B/sizes.tsv"
+: >"$B/peer_cost.tsv"
 : >"$B/notes.txt"
 
 # ---------------------------------------------------------------------------
@@ -517,6 +518,18 @@ if wants tickets; then
 fi
 
 # --- peers ------------------------------------------------------------------
+# What each run cost, to peer_cost.tsv: the jobs finished from the start of
+# the warm-up to the end, the CPU time of the server and of the client, and
+# the WAL written (bytes, full-page images; pg_stat_wal, all processes).
+# server_cpu: seconds of CPU used by the server's processes that have ended
+# (the postmaster's children once reaped: the backends of a client that
+# disconnected, and any autovacuum worker that ended meanwhile)
+server_cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($16 + $17) / hz}' \
+		"/proc/$(head -1 "$DATA/postmaster.pid")/stat"
+}
+TIMEFORMAT='%3U %3S'
+
 # Each round runs every mode once, in the same order; before each run the
 # mode's backlog is brought to $PEER_BACKLOG jobs and vacuumed.
 if wants peers; then
@@ -533,10 +546,24 @@ if wants peers; then
 				vacuumdb -q -z -d bench
 				settle
 				echo "peer.$mode $PEER_WORKERS" >"$B/phase"
-				out=$("$NODE" "$NODE_DIR/peers.js" run "$mode" "$PEER_SECONDS" "$PEER_WORKERS") \
-					|| { echo "bench.sh: peers.js failed for $mode" >&2; exit 1; }
-				read -r units secs rate med p99 <<<"$out"
+				# CPU time: the client's, and the server's spent by the
+				# processes that ended with the run (see server_cpu)
+				cpu0=$(server_cpu)
+				wal0=$(val -c 'SELECT wal_bytes, wal_fpi FROM pg_catalog.pg_stat_wal')
+				{ time "$NODE" "$NODE_DIR/peers.js" run "$mode" "$PEER_SECONDS" "$PEER_WORKERS" \
+					>"$B/peer.out" 2>"$B/peer.err"; } 2>"$B/peer.time" \
+					|| { cat "$B/peer.err" >&2; echo "bench.sh: peers.js failed for $mode" >&2; exit 1; }
+				sleep 0.5
+				cpu1=$(server_cpu)
+				wal1=$(val -c 'SELECT wal_bytes, wal_fpi FROM pg_catalog.pg_stat_wal')
+				read -r units secs rate med p99 all <"$B/peer.out"
+				read -r cu cs <"$B/peer.time"
 				result "peer.$mode" "$PEER_WORKERS" "$r" "$rate" "$med" "$p99"
+				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "peer.$mode" "$r" "$all" \
+					"$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN {print b - a}')" \
+					"$(awk -v u="$cu" -v s="$cs" 'BEGIN {print u + s}')" \
+					"$(awk -F'|' -v a="$wal0" -v b="$wal1" 'BEGIN {split(a, x, "|"); split(b, y, "|");
+						print y[1] - x[1] "\t" y[2] - x[2]}')" >>"$B/peer_cost.tsv"
 				say "peer.$mode  run=$r  $units jobs in ${secs}s: $rate jobs/s  median=${med}ms"
 			done
 		done
@@ -844,6 +871,9 @@ psql_ -d postgres <<-SQL
 	\copy mem FROM '$B/memory.tsv'
 	CREATE TEMP TABLE sizes (row text, run int, point text, v bigint);
 	\copy sizes FROM '$B/sizes.tsv'
+	CREATE TEMP TABLE peer_cost (n serial, row text, run int, jobs bigint, server float8, client float8,
+	                             wal float8, fpi float8);
+	\copy peer_cost (row, run, jobs, server, client, wal, fpi) FROM '$B/peer_cost.tsv'
 	CREATE TEMP TABLE ratio_def (ord serial, what text, num text, den text, by text, op text,
 	                             target float8, judged_at int);
 	\copy ratio_def (what, num, den, by, op, target, judged_at) FROM '$RATIOS'
@@ -878,6 +908,23 @@ psql_ -d postgres <<-SQL
 	  FROM med m
 	 WHERE m.row NOT LIKE 'held.%' AND m.row NOT LIKE 'sweeper.%'
 	 ORDER BY m.n, m.clients;
+	\endif
+
+	SELECT EXISTS (SELECT FROM peer_cost WHERE jobs > 0) AS peer_cost \gset
+	\if :peer_cost
+	\echo
+	\echo 'Peers: what one job cost over each whole run (warm-up and shutdown included;'
+	\echo 'each run starts just after a checkpoint): CPU time in microseconds of the'
+	\echo 'server processes that ended with the run (the backends of the client, and any'
+	\echo 'autovacuum worker that ended meanwhile) and of the Node.js client process; WAL'
+	\echo 'written, in bytes (page images included), and full-page images written per'
+	\echo '100 jobs (both from pg_stat_wal); medians over the runs.'
+	SELECT row AS "row", count(*) AS "runs",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 1e6 * server / jobs)) AS "server us",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 1e6 * client / jobs)) AS "client us",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY wal / jobs)) AS "WAL bytes",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 100 * fpi / jobs)::numeric, 1) AS "page images per 100 jobs"
+	  FROM peer_cost WHERE jobs > 0 GROUP BY row ORDER BY min(n);
 	\endif
 
 	SELECT EXISTS (SELECT FROM res WHERE row LIKE 'held.%') AS held \gset

@@ -9,8 +9,10 @@
 //       (worklist's backlog is loaded in SQL by bench.sh)
 //   node peers.js run MODE SECONDS WORKERS
 //       run MODE for a warm-up of 2 seconds and then SECONDS seconds, and
-//       print "units seconds rate median_ms p99_ms" for the measured part
-//       (the latencies are \N where a unit is not timed by this client)
+//       print "units seconds rate median_ms p99_ms all" for the measured
+//       part (the latencies are \N where a unit is not timed by this
+//       client); all is the number of jobs finished from the start of the
+//       warm-up to the end of the run, what bench.sh divides CPU time by
 //
 // MODE: worklist, graphile (the default runner), graphile.batched (a local
 // queue and grouped completions), boss (fetch + complete per job),
@@ -237,6 +239,7 @@ async function runMode(mode, seconds, workers) {
 	await counter.connect();
 	const unfinished = async () => (await counter.query(UNFINISHED[system])).rows[0].n;
 
+	const before = await unfinished();
 	const state = await start();
 	await sleep(WARMUP_MS);
 	const u0 = await unfinished();
@@ -248,6 +251,7 @@ async function runMode(mode, seconds, workers) {
 	state.from = Infinity;
 	const timed = state.timed.slice();
 	await state.stop();
+	const after = await unfinished();
 	await counter.end();
 
 	if (state.dry)
@@ -255,7 +259,7 @@ async function runMode(mode, seconds, workers) {
 	const units = u0 - u1;
 	const elapsed = (t1 - t0) / 1000;
 	const [median, p99] = quantiles(timed);
-	console.log(`${units} ${elapsed.toFixed(3)} ${(units / elapsed).toFixed(1)} ${median} ${p99}`);
+	console.log(`${units} ${elapsed.toFixed(3)} ${(units / elapsed).toFixed(1)} ${median} ${p99} ${before - after}`);
 }
 
 async function main() {
