@@ -198,6 +198,17 @@ task_table(void)
 	return OidIsValid(nsp) ? get_relname_relid("task", nsp) : InvalidOid;
 }
 
+/*
+ * Whether this transaction may raise a hint at all: only under READ
+ * COMMITTED, and only before it took rows out of the queue (see the file
+ * header).
+ */
+static bool
+may_raise(void)
+{
+	return !IsolationUsesXactSnapshot() && !xact_took_rows;
+}
+
 /* A new entry, at the head.  The lock is held exclusively. */
 static void
 init_entry(HintEntry *entry)
@@ -225,7 +236,7 @@ wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
 	HintKey		key;
 	HintEntry  *entry;
 	ListCell   *lc;
-	bool		may_raise;
+	bool		counts;
 
 	*at = wl_queue_key_min;
 	*version = 0;
@@ -239,8 +250,8 @@ wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
 		if (strcmp(((PendingLower *) lfirst(lc))->tenant, tenant) == 0)
 			return true;		/* from the head: see the file header */
 	}
-	/* what wl_hint_raise would refuse anyway */
-	may_raise = raise && !IsolationUsesXactSnapshot() && !xact_took_rows;
+	/* a claim that could not raise neither counts nor asks to */
+	counts = raise && may_raise();
 
 	make_key(&key, tenant);
 	LWLockAcquire(hint_shared->lock, LW_SHARED);
@@ -255,11 +266,11 @@ wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
 		 * every claim after it until one raises (a lowering refuses the
 		 * raises of the claims that read the hint before it).
 		 */
-		if (may_raise)
+		if (counts)
 			*raise = pg_atomic_fetch_add_u32(&entry->claims, 1) + 1 >=
 				WL_HINT_RAISE_EVERY;
 	}
-	else if (may_raise)
+	else if (counts)
 		*raise = true;			/* the first claim makes the entry */
 	LWLockRelease(hint_shared->lock);
 	return true;
@@ -274,8 +285,7 @@ wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 	bool		found;
 	bool		full = false;
 
-	if (!hints_enabled || hints == NULL || IsolationUsesXactSnapshot() ||
-		xact_took_rows)
+	if (!hints_enabled || hints == NULL || !may_raise())
 		return;
 
 	make_key(&key, tenant);
