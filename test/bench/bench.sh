@@ -562,7 +562,7 @@ if wants peers; then
 				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "peer.$mode" "$r" "$all" \
 					"$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN {print b - a}')" \
 					"$(awk -v u="$cu" -v s="$cs" 'BEGIN {print u + s}')" \
-					"$(awk -F'|' -v a="$wal0" -v b="$wal1" 'BEGIN {split(a, x, "|"); split(b, y, "|");
+					"$(awk -v a="$wal0" -v b="$wal1" 'BEGIN {split(a, x, "|"); split(b, y, "|");
 						print y[1] - x[1] "\t" y[2] - x[2]}')" >>"$B/peer_cost.tsv"
 				say "peer.$mode  run=$r  $units jobs in ${secs}s: $rate jobs/s  median=${med}ms"
 			done
