@@ -8,8 +8,8 @@
 # ./run test does all of it on a private throwaway cluster; see doc/testing.md.
 
 EXTENSION   = worklist
-EXTVERSION  = 0.3
-PREVVERSION = 0.2
+EXTVERSION  = 0.4
+PREVVERSION = 0.3
 MODULE_big  = worklist
 OBJS = \
 	src/worklist.o \
@@ -38,13 +38,21 @@ OBJS = \
 # live in subdirectories:
 #   sql/parts/      the current version's install script, one part per
 #                   concept, concatenated into $(EXTENSION)--$(EXTVERSION).sql
-#   sql/upgrade/    the upgrade from the previous release to the current
-#                   version, concatenated into
-#                   $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
+#   sql/upgrade/    what the upgrade from the previous release changes in
+#                   objects that release has; the upgrade script
+#                   $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql is these
+#                   pieces interleaved by name with the blocks of sql/parts/
+#                   marked as new in this version (sql/upgrade.awk), so no
+#                   object is written twice
 #   sql/released/   scripts of released versions and their upgrades, frozen
 # doc/testing.md ("Releasing a version") says how a version is frozen.
 INSTALL_PARTS = $(sort $(wildcard sql/parts/*.sql))
 UPGRADE_PARTS = $(sort $(wildcard sql/upgrade/*.sql))
+# Each piece of sql/upgrade/ comes before the part of sql/parts/ of the same
+# name.
+UPGRADE_SOURCES = $(shell { for f in $(UPGRADE_PARTS:sql/upgrade/%=%); do echo "$$f 0 sql/upgrade/$$f"; done; \
+	for f in $(INSTALL_PARTS:sql/parts/%=%); do echo "$$f 1 sql/parts/$$f"; done; } | \
+	LC_ALL=C sort | cut -d' ' -f3)
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
 DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 
@@ -80,7 +88,7 @@ EXTRA_CLEAN = $(DATA_built) output_iso tmp_check results regression.diffs regres
 
 # -Wextra minus the warnings PostgreSQL's own headers trip; ./run adds -Werror.
 WERROR ?=
-PG_CPPFLAGS += -DWL_EXTVERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS += -DWL_EXTVERSION=\"$(EXTVERSION)\" -DWL_PREVVERSION=\"$(PREVVERSION)\"
 PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers $(WERROR) $(WL_CFLAGS)
 
@@ -91,8 +99,8 @@ include $(PGXS)
 $(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 	cat $(INSTALL_PARTS) > $@
 
-$(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql: $(UPGRADE_PARTS)
-	cat $(UPGRADE_PARTS) > $@
+$(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql: $(UPGRADE_PARTS) $(INSTALL_PARTS) sql/upgrade.awk
+	LC_ALL=C awk -v version=$(EXTVERSION) -f sql/upgrade.awk $(UPGRADE_SOURCES) > $@
 
 # pgTAP files are plain SQL run by pg_prove in a database of their own.
 PGTAP_DB ?= worklist_pgtap

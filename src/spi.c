@@ -69,16 +69,22 @@
 
 /*
  * The extension's owner, from pg_extension.extowner (not from the schema's
- * owner: ALTER SCHEMA ... OWNER must not change whose rights the verbs use).
- * Cached, keyed on the schema's OID, and dropped when any schema changes:
- * a DROP and CREATE EXTENSION makes a new schema, and REASSIGN OWNED, the
- * only way the extension's owner changes, changes the schema's owner too.
- * The installed version must be this library's (ALTER EXTENSION UPDATE
- * brings the schema along); an older schema is refused with a hint rather
- * than failing on a missing column.
+ * owner: ALTER SCHEMA ... OWNER must not change whose rights the verbs use),
+ * and the version of its schema.  Cached, keyed on the schema's OID, and
+ * dropped when any schema changes: a DROP and CREATE EXTENSION makes a new
+ * schema, REASSIGN OWNED, the only way the extension's owner changes,
+ * changes the schema's owner too, and every update script ends by
+ * rewriting the schema's row (see sql/upgrade/99_end.sql).
+ *
+ * The library serves its own version's schema and the previous release's:
+ * a server whose library was upgraded keeps every verb of a database that
+ * has not run ALTER EXTENSION UPDATE yet working as that release defined
+ * it (wl_schema_current() tells the verbs which one they serve).  An older
+ * schema is refused with a hint rather than failing on a missing column.
  */
 static Oid	owner_cache = InvalidOid;
 static Oid	owner_cache_nsp = InvalidOid;
+static bool schema_cache_current = true;
 static bool owner_callback_registered = false;
 
 static void
@@ -87,24 +93,14 @@ owner_cache_reset(Datum arg, int cacheid, uint32 hashvalue)
 	owner_cache_nsp = InvalidOid;
 }
 
-Oid
-wl_owner(void)
+char *
+wl_installed_version(Oid *owner)
 {
-	Oid			nsp = get_namespace_oid("worklist", true);
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
-	Oid			owner = InvalidOid;
 	char	   *installed = NULL;
-
-	if (!owner_callback_registered)
-	{
-		CacheRegisterSyscacheCallback(NAMESPACEOID, owner_cache_reset, (Datum) 0);
-		owner_callback_registered = true;
-	}
-	if (OidIsValid(nsp) && nsp == owner_cache_nsp)
-		return owner_cache;
 
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
@@ -117,27 +113,63 @@ wl_owner(void)
 		Datum		version = heap_getattr(tup, Anum_pg_extension_extversion,
 										   RelationGetDescr(rel), &isnull);
 
-		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
-		if (!isnull)
-			installed = TextDatumGetCString(version);
+		if (owner)
+			*owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+		installed = isnull ? pstrdup("") : TextDatumGetCString(version);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return installed;
+}
 
-	if (!OidIsValid(owner) || !OidIsValid(nsp))
+bool
+wl_schema_served(const char *version, bool *current)
+{
+	bool		is_current = strcmp(version, WL_EXTVERSION) == 0;
+
+	if (current)
+		*current = is_current;
+	return is_current || strcmp(version, WL_PREVVERSION) == 0;
+}
+
+Oid
+wl_owner(void)
+{
+	Oid			nsp = get_namespace_oid("worklist", true);
+	Oid			owner = InvalidOid;
+	char	   *installed;
+	bool		current;
+
+	if (!owner_callback_registered)
+	{
+		CacheRegisterSyscacheCallback(NAMESPACEOID, owner_cache_reset, (Datum) 0);
+		owner_callback_registered = true;
+	}
+	if (OidIsValid(nsp) && nsp == owner_cache_nsp)
+		return owner_cache;
+
+	installed = wl_installed_version(&owner);
+	if (installed == NULL || !OidIsValid(owner) || !OidIsValid(nsp))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"worklist\" is not installed in this database")));
-	/* the library serves its own version's schema only */
-	if (installed == NULL || strcmp(installed, WL_EXTVERSION) != 0)
+	if (!wl_schema_served(installed, &current))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"worklist\" is at version %s, but its library is version %s",
-						installed ? installed : "?", WL_EXTVERSION),
+						installed, WL_EXTVERSION),
 				 errhint("Run ALTER EXTENSION worklist UPDATE in this database.")));
 	owner_cache = owner;
 	owner_cache_nsp = nsp;
+	schema_cache_current = current;
 	return owner;
+}
+
+bool
+wl_schema_current(void)
+{
+	(void) wl_owner();
+	return schema_cache_current;
 }
 
 /* Set one of the statements' settings in the current GUC nest level. */

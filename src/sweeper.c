@@ -733,43 +733,15 @@ end_xact(void)
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
-/* The extension's version here, or NULL when it is not installed. */
-static char *
-extension_version(void)
-{
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	char	   *version = NULL;
-
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum("worklist"));
-	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
-									 RelationGetDescr(rel), &isnull);
-
-		version = isnull ? pstrdup("") : TextDatumGetCString(d);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return version;
-}
-
 /*
- * Is the extension here at the library's version?  Leaves when it is gone;
- * says once that it waits while the version is another.  Runs in a
- * transaction.
+ * Is the extension here at a version the library serves (its own or the
+ * previous release's)?  Leaves when it is gone; says once that it waits
+ * while the version is another.  Runs in a transaction.
  */
 static bool
 extension_ready(void)
 {
-	char	   *version = extension_version();
+	char	   *version = wl_installed_version(NULL);
 
 	if (version == NULL)
 	{
@@ -780,7 +752,7 @@ extension_ready(void)
 		AbortCurrentTransaction();
 		leave(WL_EXIT_NO_EXTENSION);
 	}
-	if (strcmp(version, WL_EXTVERSION) != 0)
+	if (!wl_schema_served(version, NULL))
 	{
 		if (!announced_old)
 			ereport(LOG,

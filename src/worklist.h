@@ -317,8 +317,28 @@ extern void wl_cursor_close(Portal portal);
  */
 extern uint64 wl_exec_to_srf(WlStmt *stmt, Datum *values, const char *nulls,
 							 FunctionCallInfo fcinfo);
-/* The OID of the role that owns the extension's objects. */
+/*
+ * The OID of the role that owns the extension's objects.  Refuses (55000) a
+ * database without the extension, or with a schema this library does not
+ * serve.
+ */
 extern Oid	wl_owner(void);
+/*
+ * The version of the extension's schema in this database (palloc'd), or
+ * NULL when it is not installed; *owner, when not NULL, is set to its owner.
+ * Reads the catalog: in a transaction.
+ */
+extern char *wl_installed_version(Oid *owner);
+/*
+ * Does this library serve a schema of that version: its own (*current
+ * true) or the previous release's (until ALTER EXTENSION UPDATE)?
+ */
+extern bool wl_schema_served(const char *version, bool *current);
+/*
+ * Is the installed schema this library's own version (not the previous
+ * release's)?  What only the current schema has is used only then.
+ */
+extern bool wl_schema_current(void);
 
 /* ----------
  * Notifications and counters (notify.c, stats.c)

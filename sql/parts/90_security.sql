@@ -60,15 +60,21 @@ CREATE EVENT TRIGGER worklist_guard_ddl ON ddl_command_end
 	WHEN TAG IN ('CREATE TRIGGER', 'CREATE TABLE', 'ALTER TABLE')
 	EXECUTE FUNCTION worklist.guard_ddl();
 
+-- @always
+-- Every table is private to the extension, under row-level security and
+-- dumped; every sequence private and dumped.  Applied to whatever does not
+-- have it yet, so every update script runs it again for the tables it adds.
 DO $security$
 DECLARE
 	rel pg_catalog.regclass;
+	typ pg_catalog.regtype;
 BEGIN
 	FOR rel IN
 		SELECT c.oid::pg_catalog.regclass
 		  FROM pg_catalog.pg_class c
 		 WHERE c.relnamespace OPERATOR(pg_catalog.=) 'worklist'::pg_catalog.regnamespace
 		   AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
+		   AND NOT c.relrowsecurity
 	LOOP
 		EXECUTE pg_catalog.format('REVOKE ALL ON TABLE %s FROM PUBLIC', rel);
 		EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', rel);
@@ -85,12 +91,30 @@ BEGIN
 		  FROM pg_catalog.pg_class c
 		 WHERE c.relnamespace OPERATOR(pg_catalog.=) 'worklist'::pg_catalog.regnamespace
 		   AND c.relkind OPERATOR(pg_catalog.=) 'S'
+		   AND NOT EXISTS (SELECT FROM pg_catalog.pg_extension e
+		                    WHERE e.extname OPERATOR(pg_catalog.=) 'worklist'
+		                      AND c.oid OPERATOR(pg_catalog.=) ANY (e.extconfig))
 	LOOP
 		EXECUTE pg_catalog.format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC', rel);
 		PERFORM pg_catalog.pg_extension_config_dump(rel, '');
 	END LOOP;
+	-- Nobody but the owner may build objects of their own on the
+	-- extension's types: a column, a composite or a function of another
+	-- role that uses one would make an update that changes the type fail.
+	-- The verbs, casts and values of these types work for everybody all the
+	-- same.  (Arrays follow their element type.)
+	FOR typ IN
+		SELECT t.oid::pg_catalog.regtype
+		  FROM pg_catalog.pg_type t
+		 WHERE t.typnamespace OPERATOR(pg_catalog.=) 'worklist'::pg_catalog.regnamespace
+		   AND NOT (t.typelem OPERATOR(pg_catalog.<>) 0
+		            AND t.typsubscript OPERATOR(pg_catalog.=) 'pg_catalog.array_subscript_handler'::pg_catalog.regproc)
+	LOOP
+		EXECUTE pg_catalog.format('REVOKE USAGE ON TYPE %s FROM PUBLIC', typ);
+	END LOOP;
 END
 $security$;
+-- @end
 
 -- Operator verbs: the owner grants EXECUTE on these to whom it chooses.
 -- (grant_tenant and revoke_tenant are executable by PUBLIC: they refuse
@@ -102,5 +126,11 @@ REVOKE EXECUTE ON FUNCTION worklist.guard_ddl() FROM PUBLIC;
 
 -- Everybody may reach the verbs; nothing else in the schema grants PUBLIC
 -- anything.
-GRANT USAGE ON SCHEMA worklist TO PUBLIC;
 GRANT SELECT ON worklist.bindings TO PUBLIC;
+-- @always
+-- In an update, granting what the schema already has rewrites its row,
+-- which tells every backend that the version it cached for this database
+-- is stale: the library serves the previous release's schema until the
+-- update commits, and its own from then on (src/spi.c, wl_owner).
+GRANT USAGE ON SCHEMA worklist TO PUBLIC;
+-- @end

@@ -238,8 +238,8 @@ wait_expired('delta', 't4', 'which sweeps it');
 wait_sweeper('beta2', 'after CREATE DATABASE TEMPLATE');
 wait_expired('beta2', 't4', 'and the template has its sweeper back');
 
-# A database whose extension is older than the library: its sweeper waits
-# (the 0.3 verbs need the 0.3 schema), says so once, and sweeps after the
+# A database whose extension is older than the library serves (0.2, two
+# releases back): its sweeper waits, says so once, and sweeps after the
 # update.
 $node->safe_psql('postgres', 'CREATE DATABASE old');
 $offset = -s $node->logfile;
@@ -248,7 +248,7 @@ $node->safe_psql('old', q{
 	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at)
 	VALUES ('shared_name', 't1', 'c', '{r}', now());
 });
-$node->wait_for_log(qr/worklist sweeper is waiting in database "old": the extension is at version 0\.2, the library at 0\.3/, $offset);
+$node->wait_for_log(qr/worklist sweeper is waiting in database "old": the extension is at version 0\.2, the library at 0\.4/, $offset);
 sleep 2;
 is($node->safe_psql('old', q{SELECT state FROM worklist.task WHERE id = 't1'}),
 	'open', 'nothing is swept while the extension is at 0.2');

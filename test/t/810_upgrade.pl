@@ -65,7 +65,7 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
 	                                         FROM pg_enum e WHERE e.enumtypid = t.oid)
 	  FROM pg_type t, nsp WHERE t.typnamespace = nsp.oid AND t.typtype = 'e'
 	UNION ALL
-	SELECT 'type ' || t.typname || ' ' || t.typtype::text || ' comment=' || coalesce(obj_description(t.oid, 'pg_type'), '')
+	SELECT 'type ' || t.typname || ' ' || t.typtype::text || ' acl=' || coalesce(t.typacl::text, '') || ' comment=' || coalesce(obj_description(t.oid, 'pg_type'), '')
 	  FROM pg_type t, nsp WHERE t.typnamespace = nsp.oid AND t.typtype <> 'b'
 	UNION ALL
 	SELECT 'view ' || c.relname || ' ' || pg_get_viewdef(c.oid)
@@ -195,6 +195,42 @@ is($node->safe_psql('old', q{
 	SET worklist.tenant = 'up';
 	SELECT purged FROM worklist.sweep(now() + interval '10 years')}),
 	'3', 'retention purges the settled tasks, old ones included');
+
+# A 0.3 database with the data 0.3's verbs wrote.  This library serves the
+# 0.3 schema until the update: the verbs work on it meanwhile.
+$node->safe_psql('postgres', q{
+	CREATE ROLE upgrade_admin;
+	CREATE DATABASE old03;
+});
+$node->safe_psql('old03', q{CREATE EXTENSION worklist VERSION '0.3'});
+$node->command_ok(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('old03'),
+	'-f', 'test/t/data/worklist-0.3-data.sql'], 'the 0.3 data restores into a 0.3 install');
+my $snapshot03 = $snapshot . q{
+	    || ' | ' || (SELECT string_agg(tenant || ':' || coalesce(tasks::text, '-') || ':' || coalesce(runs::text, '-'), ',')
+	                  FROM worklist.retention_policy)
+	    || ' | ' || (SELECT string_agg(tenant || ':' || role::text || ':' || kind, ',' ORDER BY role::text)
+	                  FROM worklist.tenant_binding)
+	    || ' | ' || (SELECT string_agg(tenant || ':' || encode(secret, 'hex'), ',') FROM worklist.tenant_channel)};
+my $before03 = $node->safe_psql('old03', $snapshot03);
+my $fence03 = $node->safe_psql('old03', q{SELECT last_value FROM worklist.fence_seq});
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT worklist.open_count() || ':' || (worklist.task('t5')).holder}),
+	'4:bob', 'before the update, the verbs read the 0.3 schema');
+$node->safe_psql('old03', 'ALTER EXTENSION worklist UPDATE');
+is($node->safe_psql('old03', q{SELECT extversion FROM pg_extension WHERE extname = 'worklist'}),
+	$current, "0.3 updates to the current version ($current)");
+is($node->safe_psql('old03', $snapshot03), $before03, 'every 0.3 row survived the upgrade');
+is($node->safe_psql('old03', $inventory), $fresh,
+	'the upgraded 0.3 schema is exactly a fresh install of the current version');
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT worklist.complete('t6', 'bob', '{"ok": 1}')}),
+	't', 'a 0.3 claim with a timeout completed after the upgrade');
+cmp_ok($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT fence FROM worklist.claim_run('p', 's', 'r', 'w2', '1 hour', '2031-01-01')}),
+	'>', $fence03, 'a reclaim after the upgrade mints a higher fence');
 
 $node->stop;
 done_testing();
