@@ -214,15 +214,17 @@ SELECT worklist.release('t2', 'wl_group');
 SELECT worklist.release('t2', 'wl_g');
 RESET ROLE;
 SET SESSION AUTHORIZATION wl_g;
-SET ROLE wl_group;	-- now current_user is wl_group
+SET ROLE wl_group;	-- now current_user is wl_group, a group (wl_g is in it)
+-- a group never writes under a member binding (0.4), whatever it names:
+-- the member that switched to it could otherwise decide as the group
 SELECT worklist.claim('t2', 'wl_g', '{wl_reviewers}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT worklist.claim('t2', 'wl_group', '{wl_reviewers}');
 \echo :LAST_ERROR_SQLSTATE
--- past the trust checks, the task's own rules apply (WL003: t2 is not
--- offered to wl_group)
 SELECT worklist.claim('t2', 'wl_group', '{wl_group}');
 \echo :LAST_ERROR_SQLSTATE
+-- it still reads
+SELECT id, state FROM worklist.task('t2');
 RESET ROLE;
 RESET SESSION AUTHORIZATION;
 SELECT * FROM task_rows;

@@ -106,6 +106,7 @@ wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
 		wl_error_bad_arg(argname, "must be a one-dimensional array");
 	if (ARR_ELEMTYPE(arr) != TEXTOID)
 		wl_error_bad_arg(argname, "must be an array of text");
+	wl_check_array_size(arr, argname, WL_ARRAY_MAX);
 
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &nulls, &n);
@@ -129,6 +130,13 @@ wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
 	pfree(elems);
 	pfree(nulls);
 	return arr;
+}
+
+void
+wl_check_array_size(ArrayType *arr, const char *argname, int max)
+{
+	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > max)
+		wl_error_bad_arg(argname, psprintf("must have at most %d elements", max));
 }
 
 int32

@@ -37,6 +37,7 @@
 
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -50,6 +51,7 @@ PG_FUNCTION_INFO_V1(wl_grant_tenant);
 PG_FUNCTION_INFO_V1(wl_revoke_tenant);
 PG_FUNCTION_INFO_V1(wl_administers);
 PG_FUNCTION_INFO_V1(wl_binding_changed);
+PG_FUNCTION_INFO_V1(wl_bindings);
 
 /* How a binding whose role is gone is written out. */
 #define ROLE_REF_DROPPED "(dropped)"
@@ -224,4 +226,73 @@ wl_binding_changed(PG_FUNCTION_ARGS)
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	wl_tenant_cache_reset();
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * worklist.bindings() RETURNS SETOF (tenant, role, kind): the bindings the
+ * caller may administer, by tenant, then role name; role is NULL for a
+ * binding whose role no longer exists.  The view worklist.bindings reads
+ * it.
+ *
+ * What the caller may not administer is never read: not filtered out of a
+ * scan of every binding (a plan over the table, with a condition of the
+ * caller's own pushed beneath the filter, would count the rows it
+ * removed), but left unvisited.  The owner and superusers administer
+ * every tenant; anybody else reaches, through the index on role, the
+ * admin bindings of the roles it is a member of, and from their tenants
+ * the bindings of those tenants only.  So the cost follows what the
+ * caller may see, not the number of tenants.
+ */
+Datum
+wl_bindings(PG_FUNCTION_ARGS)
+{
+	static WlStmt all WL_KEPT = {
+		"SELECT b.tenant, r.oid::pg_catalog.regrole, b.kind"
+		" FROM worklist.tenant_binding b"
+		" LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) b.role::pg_catalog.oid"
+		" ORDER BY b.tenant, r.rolname",
+		0, {InvalidOid},
+		.generic = true, .name = "binding.list.all"
+	};
+	static WlStmt mine WL_KEPT = {
+		"WITH RECURSIVE mine(role) AS ("
+		" SELECT $1::pg_catalog.oid"
+		" UNION"
+		" SELECT m.roleid FROM pg_catalog.pg_auth_members m, mine"
+		"  WHERE m.member OPERATOR(pg_catalog.=) mine.role),"
+		" administered AS ("
+		" SELECT DISTINCT a.tenant FROM mine, worklist.tenant_binding a"
+		"  WHERE a.role OPERATOR(worklist.=) mine.role::worklist.role_ref"
+		"    AND a.kind OPERATOR(pg_catalog.=) 'admin'::worklist.binding_kind)"
+		" SELECT b.tenant, r.oid::pg_catalog.regrole, b.kind"
+		" FROM administered t"
+		" JOIN worklist.tenant_binding b ON b.tenant OPERATOR(pg_catalog.=) t.tenant"
+		" LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) b.role::pg_catalog.oid"
+		" ORDER BY b.tenant, r.rolname",
+		1, {OIDOID},
+		.generic = true, .name = "binding.list.administered"
+	};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[1];
+	bool		every;
+	WlSpi		spi;
+	uint64		n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	every = superuser() || has_privs_of_role(GetUserId(), wl_owner());
+	values[0] = ObjectIdGetDatum(GetUserId());
+
+	wl_spi_begin(&spi);
+	n = wl_exec(every ? &all : &mine, values, NULL, true, 0);
+	for (uint64 i = 0; i < n; i++)
+	{
+		Datum		row[3];
+		bool		isnull[3];
+
+		for (int col = 0; col < 3; col++)
+			row[col] = wl_result_datum(i, col + 1, &isnull[col]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, isnull);
+	}
+	wl_spi_end(&spi);
+	return (Datum) 0;
 }

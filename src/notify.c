@@ -635,7 +635,7 @@ wl_rotate_channel(PG_FUNCTION_ARGS)
 		" SET secret = EXCLUDED.secret, rotated_at = pg_catalog.now()",
 		2, {TEXTOID, BYTEAOID}, .name = "notify.rotate.replace"
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	char	   *tenant_c;
 	WlSpi		spi;
 	bytea	   *old;

@@ -411,7 +411,7 @@ wl_set_retention(PG_FUNCTION_ARGS)
 		.name = "retention.set"
 	};
 	static const char *const argnames[] = {"tasks", "tickets", "runs"};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 	WlSpi		spi;

@@ -241,7 +241,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	Datum		values[13];
 	char		nulls[13];
 
-	run_address(fcinfo, &addr);
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
 	body = wl_arg_document(fcinfo, 4, "body");
 	fenced = !PG_ARGISNULL(5);
@@ -404,7 +404,7 @@ wl_delete_checkpoint(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	uint64		deleted = 0;
 
-	run_address(fcinfo, &addr);
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	address_values(&addr, values);
 	values[4] = PointerGetDatum(wl_arg_ident(fcinfo, 3, "checkpoint_id"));
 
@@ -466,7 +466,7 @@ wl_prune_checkpoints(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	int32		deleted = 0;
 
-	run_address(fcinfo, &addr);
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	keep = DatumGetInt32(wl_arg_required(fcinfo, 3, "keep"));
 	if (keep < 0)
 		wl_error_bad_arg("keep", "must not be negative");
@@ -607,7 +607,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	bool		lease_null = true;
 	bool		reclaimed = false;
 
-	run_address_as(fcinfo, &addr, WL_TRUST(WL_ACTOR(3, "holder"), WL_CLOCK(5, "now")));
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES, WL_ACTOR(3, "holder"), WL_CLOCK(5, "now")));
 	holder = wl_arg_ident(fcinfo, 3, "holder");
 	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
 	now = wl_arg_time(fcinfo, 5, "now");
@@ -705,7 +705,7 @@ wl_release_run(PG_FUNCTION_ARGS)
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', 'n'};
 	uint64		released;
 
-	run_address_as(fcinfo, &addr, WL_TRUST(WL_CLOCK(4, "now")));
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES, WL_CLOCK(4, "now")));
 	address_values(&addr, values);
 	values[4] = wl_arg_required(fcinfo, 3, "fence");
 	values[5] = TimestampTzGetDatum(wl_check_finite(wl_arg_time(fcinfo, 4, "now"), "now"));

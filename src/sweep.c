@@ -132,7 +132,7 @@ wl_sweep_result_datum(FunctionCallInfo fcinfo, const WlSweepResult *r)
 Datum
 wl_sweep(PG_FUNCTION_ARGS)
 {
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_CLOCK(0, "now")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_CLOCK(0, "now")));
 	TimestampTz now = wl_arg_time(fcinfo, 0, "now");
 	int32		lim = wl_arg_limit(fcinfo, 1, 1000, WL_SWEEP_LIMIT_MAX);
 	WlSweepResult result = {0};

@@ -305,7 +305,7 @@ wl_open_task(PG_FUNCTION_ARGS)
 		2, {TEXTOID, TEXTOID},
 		.generic = true, .name = "task.open.existing"
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	Datum		values[12];
 	char		nulls[12];
 	WlSpi		spi;
@@ -426,7 +426,7 @@ wl_claim(PG_FUNCTION_ARGS)
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
 		.generic = true, .name = "task.claim"
 	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor"), WL_ROLES(2, "roles")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(1, "actor"), WL_ROLES(2, "roles")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 2, "roles", true);
@@ -528,7 +528,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		CLAIM_NEXT_ARGS,
 		.generic = true, .name = "task.claim_next"
 	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 1, "roles", true);
 	char	   *tenant_c;
@@ -604,7 +604,7 @@ wl_release(PG_FUNCTION_ARGS)
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.release"
 	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(1, "actor")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	Datum		values[3];
@@ -667,7 +667,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID},
 		.generic = true, .name = "task.take_over"
 	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(2, "actor"), WL_ROLES(3, "roles")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(2, "actor"), WL_ROLES(3, "roles")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *from = wl_arg_ident(fcinfo, 1, "from_actor");
 	text	   *actor = wl_arg_ident(fcinfo, 2, "actor");
@@ -743,7 +743,7 @@ wl_complete(PG_FUNCTION_ARGS)
 		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
 		.generic = true, .name = "task.complete"
 	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(1, "actor")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	Datum		decision = wl_arg_document(fcinfo, 2, "decision");
@@ -815,7 +815,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.set_state"
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	Datum		state = enum_label(wl_arg_required(fcinfo, 1, "state"));
 	char	   *state_c = TextDatumGetCString(state);
@@ -893,12 +893,15 @@ escalate_task(text *tenant, text *id, bool *escalated)
 Datum
 wl_escalate(PG_FUNCTION_ARGS)
 {
-	text	   *tenant = wl_tenant_enter();
-	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
+	text	   *id;
 	bool		escalated;
 	Datum		row = (Datum) 0;
 	WlSpi		spi;
 
+	/* it takes a claim away from its holder, naming nobody: not a member's */
+	wl_require_binding(WL_BINDING_SERVICE, "escalate");
+	id = wl_arg_ident(fcinfo, 0, "id");
 	wl_spi_begin(&spi);
 	row = escalate_task(tenant, id, &escalated);
 	if (row == (Datum) 0)
@@ -937,9 +940,9 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 		3, {TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "task.withdraw_run"
 	};
-	text	   *tenant = wl_tenant_enter();
-	text	   *run_id = wl_arg_ident(fcinfo, 0, "run_id");
-	ArrayType  *awaited = wl_arg_idents(fcinfo, 1, "awaited", true);
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
+	text	   *run_id;
+	ArrayType  *awaited;
 	Datum		values[3];
 	Datum	   *names;
 	int			count;
@@ -947,6 +950,10 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 	char	   *tenant_c = NULL;
 	WlSpi		spi;
 
+	/* it settles tasks others may hold, naming nobody: not a member's */
+	wl_require_binding(WL_BINDING_SERVICE, "withdraw_run");
+	run_id = wl_arg_ident(fcinfo, 0, "run_id");
+	awaited = wl_arg_idents(fcinfo, 1, "awaited", true);
 	deconstruct_array(awaited, TEXTOID, -1, false, TYPALIGN_INT,
 					  &names, NULL, &count);
 	values[0] = PointerGetDatum(tenant);

@@ -315,7 +315,7 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 		{"DELETE FROM worklist.run_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_claim"},
 		{"DELETE FROM worklist.run WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run"},
 	};
-	text	   *tenant = wl_tenant_enter();
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	WlSpi		spi;
 	Datum		values[1];
 	int64		total = 0;

@@ -116,7 +116,10 @@ interval_negative(Datum span)
 	return i->month < 0 || i->day < 0 || i->time < 0;
 }
 
-/* ladder interval[]: not NULL, one-dimensional, no NULL or negative rung */
+/*
+ * ladder interval[]: not NULL, one-dimensional, at most WL_LADDER_MAX rungs,
+ * no NULL or negative rung
+ */
 static ArrayType *
 ladder_arg(FunctionCallInfo fcinfo, int argno)
 {
@@ -130,6 +133,7 @@ ladder_arg(FunctionCallInfo fcinfo, int argno)
 	arr = PG_GETARG_ARRAYTYPE_P(argno);
 	if (ARR_NDIM(arr) > 1)
 		wl_error_bad_arg("ladder", "must be a one-dimensional array");
+	wl_check_array_size(arr, "ladder", WL_LADDER_MAX);
 	deconstruct_array(arr, INTERVALOID, sizeof(Interval), false,
 					  TYPALIGN_DOUBLE, &elems, &nulls, &n);
 	for (int i = 0; i < n; i++)
@@ -452,7 +456,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 		"SELECT " TICKET_COLS " FROM worklist.ticket t WHERE " TICKET_KEY,
 		2, {TEXTOID, TEXTOID}, .name = "ticket.open.existing"
 	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "requester")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(1, "requester")));
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *requester = party_arg(fcinfo, 1, "requester");
 	text	   *title = wl_arg_text(fcinfo, 2, "title", true);
@@ -539,7 +543,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 Datum
 wl_report(PG_FUNCTION_ARGS)
 {
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor"), WL_CLOCK(5, "at")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(1, "actor"), WL_CLOCK(5, "at")));
 	text	   *ticket = wl_arg_ident(fcinfo, 0, "ticket");
 	text	   *actor = party_arg(fcinfo, 1, "actor");
 	Datum		value = wl_arg_required(fcinfo, 2, "value");
@@ -567,7 +571,7 @@ wl_report(PG_FUNCTION_ARGS)
 Datum
 wl_close_ticket(PG_FUNCTION_ARGS)
 {
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor"), WL_CLOCK(4, "at")));
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(1, "actor"), WL_CLOCK(4, "at")));
 	text	   *ticket = wl_arg_ident(fcinfo, 0, "ticket");
 	text	   *actor = party_arg(fcinfo, 1, "actor");
 	Datum		outcome = wl_arg_required(fcinfo, 2, "outcome");

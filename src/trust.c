@@ -14,6 +14,22 @@
  * that authenticates its own users, a tenant's operator) are trusted with
  * all three.
  *
+ * Two rules hold for every verb that writes, whatever its arguments:
+ *
+ *	 a group never writes under a member binding.  A tenant is usually
+ *	 bound to a group role (finance) whose members log in as themselves
+ *	 (alice, bob); were alice to SET ROLE finance and claim as "finance",
+ *	 every member would become interchangeable and a task that bars alice
+ *	 would be decided by her.  So a role that any other role is a member
+ *	 of -- on PostgreSQL 15 any membership counts; on later releases one
+ *	 that grants INHERIT or SET -- is refused every write (reads work);
+ *
+ *	 a member's writes happen now.  Clockless verbs stamp what they change
+ *	 with the transaction's now(), so a transaction left open would let a
+ *	 member write in the past: once the statement started more than
+ *	 worklist.max_clock_skew after its transaction, every write of a
+ *	 member is refused.
+ *
  * Each check runs after the tenant checks and before the verb validates
  * its arguments.  An argument that is NULL or malformed is left to that
  * validation, which refuses it with 22023: a trust violation (42501) is
@@ -28,7 +44,11 @@
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "catalog/pg_auth_members.h"
 #include "utils/acl.h"
+#include "utils/catcache.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
@@ -148,7 +168,9 @@ trust_roles(FunctionCallInfo fcinfo, int argno, const char *argname)
 	if (wl_caller_binding != WL_BINDING_MEMBER || PG_ARGISNULL(argno))
 		return;
 	arr = PG_GETARG_ARRAYTYPE_P(argno);
-	if (ARR_NDIM(arr) > 1 || ARR_ELEMTYPE(arr) != TEXTOID)
+	/* malformed or oversized: an argument error, reported later */
+	if (ARR_NDIM(arr) > 1 || ARR_ELEMTYPE(arr) != TEXTOID ||
+		ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > WL_ARRAY_MAX)
 		return;
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	/* a malformed array is an argument error, reported later */
@@ -198,6 +220,79 @@ trust_clock(FunctionCallInfo fcinfo, int argno, const char *argname)
 	}
 }
 
+/* The verb being called, for messages (only on the way to an error). */
+static char *
+verb_name(FunctionCallInfo fcinfo)
+{
+	char	   *name = NULL;
+
+	if (fcinfo->flinfo && OidIsValid(fcinfo->flinfo->fn_oid))
+		name = get_func_name(fcinfo->flinfo->fn_oid);
+	return name ? name : pstrdup("this verb");
+}
+
+/*
+ * A member of role, if it has one (palloc'd name), else NULL: what makes
+ * role a group.
+ */
+static char *
+some_member(Oid role)
+{
+	CatCList   *members = SearchSysCacheList1(AUTHMEMROLEMEM, ObjectIdGetDatum(role));
+	char	   *found = NULL;
+
+	for (int i = 0; i < members->n_members && found == NULL; i++)
+	{
+		Form_pg_auth_members m =
+			(Form_pg_auth_members) GETSTRUCT(&members->members[i]->tuple);
+
+#if PG_VERSION_NUM >= 160000
+		if (!m->inherit_option && !m->set_option)
+			continue;
+#endif
+		found = GetUserNameFromId(m->member, true);
+	}
+	ReleaseSysCacheList(members);
+	return found;
+}
+
+static void
+trust_write(FunctionCallInfo fcinfo)
+{
+	Oid			me = GetUserId();
+	char	   *member;
+	int128		late;
+
+	if (wl_caller_binding != WL_BINDING_MEMBER)
+		return;
+	member = some_member(me);
+	if (member != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s in tenant \"%s\"", verb_name(fcinfo),
+						wl_tenant_setting),
+				 errdetail("Role \"%s\" is a group (role \"%s\" is a member of it); under a member binding a group never writes.",
+						   GetUserNameFromId(me, false), member),
+				 errhint("Its members act as themselves: connect, or SET ROLE, as the member's own role.")));
+	late = (int128) GetCurrentStatementStartTimestamp() -
+		(int128) GetCurrentTransactionStartTimestamp();
+	if (late > wl_max_clock_skew_us)
+	{
+		Interval	off;
+
+		memset(&off, 0, sizeof(off));
+		off.time = (int64) Min(late, (int128) PG_INT64_MAX);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s in tenant \"%s\"", verb_name(fcinfo),
+						wl_tenant_setting),
+				 errdetail("The statement started %s after its transaction's now(); worklist.max_clock_skew is %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&off))),
+						   GetConfigOption("worklist.max_clock_skew", false, false)),
+				 errhint("A member writes at the present time: write in a transaction of its own.")));
+	}
+}
+
 text *
 wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks)
 {
@@ -207,6 +302,9 @@ wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks)
 	{
 		switch (c->kind)
 		{
+			case WL_TRUST_WRITE:
+				trust_write(fcinfo);
+				break;
 			case WL_TRUST_ACTOR:
 				trust_actor(fcinfo, c->argno, c->argname);
 				break;

@@ -48,6 +48,13 @@
 /* Longest title or reason accepted, in characters. */
 #define WL_TEXT_MAX			4096
 
+/*
+ * Most elements of an array argument (a ladder: rungs): no single call may
+ * store what makes every later sweep or fold of the tenant slower.
+ */
+#define WL_ARRAY_MAX		1000
+#define WL_LADDER_MAX		32
+
 /* Bounds of every "lim" argument. */
 #define WL_LIMIT_MAX		1000
 #define WL_SWEEP_LIMIT_MAX	100000
@@ -99,6 +106,8 @@ extern void wl_check_ident(text *t, const char *argname);
  */
 extern ArrayType *wl_arg_idents(FunctionCallInfo fcinfo, int argno,
 								const char *argname, bool allow_empty);
+/* Refuse (22023 naming the argument) an array of more than max elements. */
+extern void wl_check_array_size(ArrayType *arr, const char *argname, int max);
 /* A "lim": NULL means dflt; anything else is clamped to [1, max]. */
 extern int32 wl_arg_limit(FunctionCallInfo fcinfo, int argno, int32 dflt, int32 max);
 /* A timestamp that must be given (a "now" or an "at"). */
@@ -184,11 +193,16 @@ extern bool wl_erasing;
  *	 WL_TRUST_ROLES	every element of the text[] argument names a role
  *					current_user is a member of;
  *	 WL_TRUST_CLOCK	the instant is within worklist.max_clock_skew of the
- *					transaction's now().
+ *					transaction's now();
+ *	 WL_TRUST_WRITE	the verb writes: the current role is not a group (no
+ *					role is a member of it), and the statement started
+ *					within worklist.max_clock_skew of the transaction's
+ *					now().  Every verb that changes anything lists it first.
  */
 typedef enum WlTrustKind
 {
 	WL_TRUST_END,
+	WL_TRUST_WRITE,
 	WL_TRUST_ACTOR,
 	WL_TRUST_ROLES,
 	WL_TRUST_CLOCK
@@ -201,6 +215,7 @@ typedef struct WlTrustArg
 	const char *argname;
 } WlTrustArg;
 
+#define WL_WRITES				{WL_TRUST_WRITE, -1, NULL}
 #define WL_ACTOR(argno, name)	{WL_TRUST_ACTOR, (argno), (name)}
 #define WL_ROLES(argno, name)	{WL_TRUST_ROLES, (argno), (name)}
 #define WL_CLOCK(argno, name)	{WL_TRUST_CLOCK, (argno), (name)}

@@ -126,7 +126,6 @@ REVOKE EXECUTE ON FUNCTION worklist.guard_ddl() FROM PUBLIC;
 
 -- Everybody may reach the verbs; nothing else in the schema grants PUBLIC
 -- anything.
-GRANT SELECT ON worklist.bindings TO PUBLIC;
 -- @always
 -- In an update, granting what the schema already has rewrites its row,
 -- which tells every backend that the version it cached for this database

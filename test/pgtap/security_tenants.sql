@@ -5,7 +5,7 @@
 -- in sql/hostile_copy.sql, where its output can be shown.
 BEGIN;
 \ir security_calls.psql
-SELECT plan(16);
+SELECT plan(17);
 
 CREATE ROLE sec_a;
 CREATE ROLE sec_b;
@@ -57,7 +57,7 @@ SELECT cmp_ok((SELECT count(*) FROM sec_attempt)::int, '>=', 35,
 	'every function of the schema was called');
 SELECT is_empty($$
 	SELECT verb, code, result FROM sec_attempt
-	 WHERE verb NOT IN ('visible_tenant', 'sweeper_status', 'administers') AND code <> '42501'$$,
+	 WHERE verb NOT IN ('visible_tenant', 'sweeper_status', 'administers', 'bindings') AND code <> '42501'$$,
 	'every verb refuses a role bound to another tenant with 42501');
 SELECT is_empty($$
 	SELECT verb, result FROM sec_attempt
@@ -71,6 +71,8 @@ SELECT is((SELECT result FROM sec_attempt WHERE verb = 'visible_tenant'), NULL,
 	'visible_tenant() names no tenant to that role');
 SELECT is((SELECT result FROM sec_attempt WHERE verb = 'administers'), 'false',
 	'administers() says it administers no other tenant');
+SELECT is((SELECT result FROM sec_attempt WHERE verb = 'bindings'), '(sec_a,sec_a,admin)',
+	'bindings() shows its own tenant''s binding, and nothing of tenant B''s');
 SELECT is(pg_temp.sec_rows('sec_b'), (SELECT before FROM sec_snapshot),
 	'tenant B''s rows are unchanged');
 
