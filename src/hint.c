@@ -53,8 +53,14 @@
  * again before the prepared transaction is committed elsewhere: a task it
  * made claimable can then be passed over until the tenant's queue next
  * changes.  So a prepared transaction also pins its tenants' hints at the
- * head (no raise) until the sweeper finds no prepared transaction left in
- * the database.  Rows written behind the verbs' back -- the owner's own
+ * head (no raise) until the sweeper finds that it is no longer prepared
+ * (committed or rolled back elsewhere).  Each entry remembers which
+ * prepared transactions pinned it (up to WL_HINT_PINS of them), so one
+ * tenant's prepared transaction, left for as long as it likes, pins no
+ * other tenant's hint: while it holds back the removal of dead entries,
+ * a pinned hint would make every claim walk all that the claims since left
+ * behind.  Only a tenant with more than WL_HINT_PINS of its own prepared
+ * transactions pending at once stays pinned until the database has none.  Rows written behind the verbs' back -- the owner's own
  * INSERT, UPDATE or COPY into worklist.task, a data-only restore -- send
  * every hint of the database back to the head when that transaction
  * commits (a statement trigger, worklist.task_written); a new task table
@@ -91,13 +97,19 @@ typedef struct HintKey
 	char		tenant[WL_TENANT_KEY_LEN];
 } HintKey;
 
+/* Prepared transactions an entry remembers by their transaction id. */
+#define WL_HINT_PINS 8
+
 typedef struct HintEntry
 {
 	HintKey		key;			/* hash key */
 	uint64		version;		/* bumped by every lowering */
 	uint64		raises;			/* bumped by every raise */
 	pg_atomic_uint32 claims;	/* claims that read it since the last raise */
-	bool		pinned;			/* a prepared transaction lowered it */
+	/* the prepared transactions that lowered it (see the file header) */
+	TransactionId pins[WL_HINT_PINS];
+	int			npins;
+	bool		pins_overflow;	/* and more than WL_HINT_PINS of them */
 	WlQueueKey	at;				/* the hint */
 } HintEntry;
 
@@ -216,7 +228,8 @@ init_entry(HintEntry *entry)
 	entry->version = 0;
 	entry->raises = 0;
 	pg_atomic_init_u32(&entry->claims, 0);
-	entry->pinned = false;
+	entry->npins = 0;
+	entry->pins_overflow = false;
 	entry->at = wl_queue_key_min;
 }
 
@@ -299,7 +312,8 @@ wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 		init_entry(entry);
 		found = true;
 	}
-	if (entry && !entry->pinned && entry->version == version &&
+	if (entry && entry->npins == 0 && !entry->pins_overflow &&
+		entry->version == version &&
 		entry->raises == raises)
 	{
 		entry->at = *to;
@@ -316,13 +330,27 @@ wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
 				 errhint("Raise worklist.max_tenant_counters (needs a restart).")));
 }
 
+/* Remember that prepared transaction xid pinned entry. */
+static void
+pin_entry(HintEntry *entry, TransactionId xid)
+{
+	for (int i = 0; i < entry->npins; i++)
+		if (entry->pins[i] == xid)
+			return;
+	if (entry->npins < WL_HINT_PINS)
+		entry->pins[entry->npins++] = xid;
+	else
+		entry->pins_overflow = true;
+	hint_shared->any_pinned = true;
+}
+
 /*
  * Lower the hint of tenant to (neg_priority, created_at, '') or below; pin
- * it there when pin (a prepared transaction).
+ * it there for the prepared transaction pin_xid when that is valid.
  */
 static void
 lower_now(const char *tenant, int64 neg_priority, TimestampTz created_at,
-		  bool pin)
+		  TransactionId pin_xid)
 {
 	HintKey		key;
 	HintEntry  *entry;
@@ -337,11 +365,8 @@ lower_now(const char *tenant, int64 neg_priority, TimestampTz created_at,
 	entry = hash_search(hints, &key, HASH_ENTER_NULL, &found);
 	if (entry && !found)
 		init_entry(entry);
-	if (entry && pin)
-	{
-		entry->pinned = true;
-		hint_shared->any_pinned = true;
-	}
+	if (entry && TransactionIdIsValid(pin_xid))
+		pin_entry(entry, pin_xid);
 	if (entry)
 	{
 		if (neg_priority < entry->at.neg_priority ||
@@ -389,7 +414,8 @@ hint_xact_callback(XactEvent event, void *arg)
 			{
 				PendingLower *p = (PendingLower *) lfirst(lc);
 
-				lower_now(p->tenant, p->neg_priority, p->created_at, false);
+				lower_now(p->tenant, p->neg_priority, p->created_at,
+						  InvalidTransactionId);
 			}
 			if (xact_wrote_table)
 				reset_database();
@@ -410,7 +436,8 @@ hint_xact_callback(XactEvent event, void *arg)
 			{
 				PendingLower *p = (PendingLower *) lfirst(lc);
 
-				lower_now(p->tenant, PG_INT64_MIN, DT_NOBEGIN, true);
+				lower_now(p->tenant, PG_INT64_MIN, DT_NOBEGIN,
+						  GetTopTransactionId());
 			}
 			if (xact_wrote_table)
 				reset_database();
@@ -482,40 +509,68 @@ wl_hint_claimable(const char *tenant, int32 priority, TimestampTz created_at)
 	MemoryContextSwitchTo(old);
 }
 
+/* Is xid among the n transactions of prepared? */
+static bool
+still_prepared(TransactionId xid, const TransactionId *prepared, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (prepared[i] == xid)
+			return true;
+	return false;
+}
+
 /*
- * Called by the sweeper once a tick: unpin the hints of this database once
- * no prepared transaction is left in it.  SPI must be begun.
+ * Called by the sweeper once a tick: unpin each hint of this database from
+ * the prepared transactions that pinned it and are prepared no longer.
+ * SPI must be begun.
  */
 void
 wl_hint_tick(void)
 {
 	static WlStmt stmt WL_KEPT = {
-		"SELECT EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts x"
-		" WHERE x.database OPERATOR(pg_catalog.=) pg_catalog.current_database())",
+		"SELECT x.transaction::pg_catalog.text FROM pg_catalog.pg_prepared_xacts x"
+		" WHERE x.database OPERATOR(pg_catalog.=) pg_catalog.current_database()",
 		0, {InvalidOid}, .name = "hint.prepared"
 	};
 	HASH_SEQ_STATUS scan;
 	HintEntry  *entry;
-	bool		isnull;
+	TransactionId *prepared;
+	uint64		n;
 	bool		pinned_left = false;
 
 	if (!hints_enabled || hints == NULL || !hint_shared->any_pinned)
 		return;
-	if (wl_exec(&stmt, NULL, NULL, true, 0) != 1 ||
-		DatumGetBool(wl_result_datum(0, 1, &isnull)))
-		return;
+	n = wl_exec(&stmt, NULL, NULL, true, 0);
+	prepared = palloc(sizeof(TransactionId) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *xid = wl_result_cstring(i, 1);
+
+		prepared[i] = (TransactionId) strtoul(xid, NULL, 10);
+	}
 
 	LWLockAcquire(hint_shared->lock, LW_EXCLUSIVE);
 	hash_seq_init(&scan, hints);
 	while ((entry = hash_seq_search(&scan)) != NULL)
 	{
 		if (entry->key.database == MyDatabaseId)
-			entry->pinned = false;
-		else if (entry->pinned)
+		{
+			int			kept = 0;
+
+			for (int i = 0; i < entry->npins; i++)
+				if (still_prepared(entry->pins[i], prepared, (int) n))
+					entry->pins[kept++] = entry->pins[i];
+			entry->npins = kept;
+			/* which ones it lost count of is unknown: wait for none */
+			if (n == 0)
+				entry->pins_overflow = false;
+		}
+		if (entry->npins > 0 || entry->pins_overflow)
 			pinned_left = true;
 	}
 	hint_shared->any_pinned = pinned_left;
 	LWLockRelease(hint_shared->lock);
+	pfree(prepared);
 }
 
 PG_FUNCTION_INFO_V1(wl_task_written);

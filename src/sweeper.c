@@ -89,6 +89,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 PGDLLEXPORT void wl_sweeper_main(Datum main_arg);
@@ -135,10 +136,30 @@ typedef struct TenantFailure
 	TimestampTz logged_at;		/* 0: never logged */
 	int			unlogged;		/* failures since the last line */
 	uint64		due_tick;		/* the last tick that listed it as due */
+	int			batch;			/* its batch, when smaller than sweep_batch */
 } TenantFailure;
 
 static HTAB *failures = NULL;
 static int	failing = 0;		/* entries with failures > 0 */
+
+/*
+ * The budget of one tenant's batch (worklist.sweep_budget): a batch still
+ * running when it expires is cancelled, rolled back, and tried again in
+ * the next round with half as many rows, so that whatever one tenant
+ * stores, the tenants after it in the round wait at most that long.  A
+ * batch of one row that overruns it is the tenant's failure.
+ */
+static TimeoutId budget_timeout;
+static volatile sig_atomic_t budget_expired = false;
+
+static void
+budget_handler(void)
+{
+	budget_expired = true;
+	InterruptPending = true;
+	QueryCancelPending = true;
+	SetLatch(MyLatch);
+}
 
 /* Errors outside any tenant's batch, logged at most once a minute too. */
 static TimestampTz general_logged_at = 0;
@@ -489,6 +510,7 @@ failure_of(const char *tenant, bool create)
 			f->logged_at = 0;
 			f->unlogged = 0;
 			f->due_tick = 0;
+			f->batch = 0;
 		}
 		return f;
 	}
@@ -598,7 +620,7 @@ forget_recovered(void)
 		return;
 	hash_seq_init(&seq, failures);
 	while ((f = hash_seq_search(&seq)) != NULL)
-		if (f->failures == 0 &&
+		if (f->failures == 0 && f->batch == 0 &&
 			TimestampDifferenceExceeds(f->logged_at, now, LOG_EVERY_MS))
 			hash_search(failures, f->tenant, HASH_REMOVE, NULL);
 }
@@ -861,19 +883,24 @@ between_units(void)
 /*
  * One batch for one tenant, in a transaction of its own.  Returns whether
  * the batch came back full, i.e. whether more may be due.  An error rolls
- * back this batch only and is charged to the tenant.
+ * back this batch only and is charged to the tenant; a batch that runs out
+ * of its budget is tried again, smaller (see budget_handler).
  */
 static bool
-sweep_batch(text *tenant, int batch, WlSweepResult *total, MemoryContext cxt)
+sweep_batch(text *tenant, WlSweepResult *total, MemoryContext cxt)
 {
 	WlSweepResult r = {0};
 	char	   *tenant_c = text_to_cstring(tenant);
+	TenantFailure *shrunk = failure_of(tenant_c, false);
+	int			batch = (shrunk && shrunk->batch > 0) ? shrunk->batch : wl_sweep_batch;
 	volatile bool ok = false;
 
 	PG_TRY();
 	{
 		WlSpi		spi;
 
+		budget_expired = false;
+		enable_timeout_after(budget_timeout, wl_sweep_budget);
 		begin_xact("worklist sweeper: sweeping");
 		if (OidIsValid(get_extension_oid("worklist", true)))
 		{
@@ -887,22 +914,41 @@ sweep_batch(text *tenant, int batch, WlSweepResult *total, MemoryContext cxt)
 			wl_spi_end(&spi);
 		}
 		end_xact();
+		disable_timeout(budget_timeout, false);
 		ok = true;
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata = wl_worker_recover(cxt);
+		ErrorData  *edata;
+		bool		overran;
 
+		disable_timeout(budget_timeout, false);
+		edata = wl_worker_recover(cxt);
+		overran = budget_expired && edata->sqlerrcode == ERRCODE_QUERY_CANCELED;
+		budget_expired = false;
 		/* cancelled because the hook asked us to leave: not the tenant's fault */
 		check_stop();
 		leave_if_dropped();
-		tenant_failed(tenant_c, edata->message ? edata->message : "unknown error");
+		if (overran && batch > 1)
+		{
+			/* not a failure: the next round tries half as many rows */
+			failure_of(tenant_c, true)->batch = batch / 2;
+			FreeErrorData(edata);
+			return true;
+		}
+		tenant_failed(tenant_c, overran ?
+					  psprintf("one row took longer than worklist.sweep_budget (%d ms)",
+							   wl_sweep_budget) :
+					  edata->message ? edata->message : "unknown error");
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
 
 	if (!ok)
 		return false;
+	/* a shrunk batch that fitted grows back */
+	if (batch < wl_sweep_batch && (shrunk = failure_of(tenant_c, false)) != NULL)
+		shrunk->batch = batch * 2 >= wl_sweep_batch ? 0 : batch * 2;
 	pgstat_report_stat(false);
 	tenant_succeeded(tenant_c);
 	wl_sweep_add(total, &r);
@@ -942,7 +988,7 @@ tick(MemoryContext cxt)
 			if (failing > 0 && tenant_pausing(text_to_cstring(tenant), round))
 				continue;
 			between_units();
-			if (sweep_batch(tenant, wl_sweep_batch, &done, cxt))
+			if (sweep_batch(tenant, &done, cxt))
 			{
 				MemoryContext old = MemoryContextSwitchTo(cxt);
 
@@ -997,6 +1043,7 @@ wl_sweeper_main(Datum main_arg)
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
+	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_handler);
 	BackgroundWorkerUnblockSignals();
 
 	count_connect_attempt(database);
@@ -1239,6 +1286,20 @@ wl_start_sweeper(PG_FUNCTION_ARGS)
 }
 
 /*
+ * May the caller reach this tenant?  sweeper_status names only those: the
+ * name of a tenant, or an error that may quote its data, is nothing a
+ * role that cannot reach it may learn.  An error that came from no tenant
+ * ("") is shown.
+ */
+static bool
+reachable(const char *tenant)
+{
+	if (tenant[0] == '\0')
+		return true;
+	return wl_tenant_binding(tenant, NULL) != WL_BINDING_NONE;
+}
+
+/*
  * worklist.sweeper_status(): the row of the worklist.sweeper_status view,
  * for the current database (no row when it never had a sweeper since the
  * server started).  Columns are filled by name, so the function serves the
@@ -1325,21 +1386,23 @@ wl_sweeper_status(PG_FUNCTION_ARGS)
 		else if (strcmp(col, "tenants_in_error") == 0)
 		{
 			Datum	   *elems = palloc(sizeof(Datum) * Max(s->n_error_tenants, 1));
+			int			n = 0;
 
 			for (int j = 0; j < s->n_error_tenants; j++)
-				elems[j] = CStringGetTextDatum(s->error_tenants[j]);
-			values[i] = PointerGetDatum(construct_array(elems, s->n_error_tenants,
-														TEXTOID, -1, false,
+				if (reachable(s->error_tenants[j]))
+					elems[n++] = CStringGetTextDatum(s->error_tenants[j]);
+			values[i] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
 														TYPALIGN_INT));
 		}
 		else if (strcmp(col, "last_error") == 0)
 		{
-			nulls[i] = (s->last_error_at == 0);
+			nulls[i] = (s->last_error_at == 0 || !reachable(s->last_error_tenant));
 			values[i] = CStringGetTextDatum(s->last_error);
 		}
 		else if (strcmp(col, "last_error_tenant") == 0)
 		{
-			nulls[i] = (s->last_error_at == 0 || s->last_error_tenant[0] == '\0');
+			nulls[i] = (s->last_error_at == 0 || s->last_error_tenant[0] == '\0' ||
+						!reachable(s->last_error_tenant));
 			values[i] = CStringGetTextDatum(s->last_error_tenant);
 		}
 		else if (strcmp(col, "last_error_at") == 0)

@@ -37,6 +37,7 @@ bool		wl_notify_enabled = true;
 char	   *wl_database = NULL;
 int			wl_sweep_interval = 1000;
 int			wl_sweep_batch = 500;
+int			wl_sweep_budget = 500;
 int			wl_max_tenant_counters = 4096;
 
 
@@ -113,6 +114,15 @@ _PG_init(void)
 							500, 1, WL_SWEEP_LIMIT_MAX,
 							PGC_SIGHUP,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("worklist.sweep_budget",
+							"Longest time one tenant's batch of the sweeper may run.",
+							"A batch still running then is rolled back and tried again with half as many rows, so that one tenant delays the others by at most this much.",
+							&wl_sweep_budget,
+							500, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	/* sizes shared memory: only when preloaded (counters need that anyway) */

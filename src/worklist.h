@@ -71,6 +71,7 @@ extern bool wl_notify_enabled;
 extern char *wl_database;
 extern int	wl_sweep_interval;
 extern int	wl_sweep_batch;
+extern int	wl_sweep_budget;
 
 /* ----------
  * Error reporting (errors.c): one function per refusal, so every verb

@@ -154,7 +154,11 @@ CREATE FUNCTION worklist.bindings(
 COMMENT ON FUNCTION worklist.bindings() IS
 	'The tenant bindings of the tenants the current role administers (the rows of the view worklist.bindings)';
 
-CREATE VIEW worklist.bindings AS
+-- OR REPLACE: in an update it replaces 0.3's definition (a filter over the
+-- table, marked security_barrier) in place, keeping the view's row type,
+-- which another role's objects may use (dropping it would then fail).  In
+-- an install nothing can be replaced: the schema was made above.
+CREATE OR REPLACE VIEW worklist.bindings AS
 	SELECT b.tenant, b.role, b.kind FROM worklist.bindings() b;
 COMMENT ON VIEW worklist.bindings IS
 	'Tenant bindings of the tenants the current role administers';

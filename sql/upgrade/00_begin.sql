@@ -21,9 +21,7 @@
 -- them back to the new objects (a REVOKE EXECUTE stays in force).
 DO $replaced$
 DECLARE
-	replaced CONSTANT text[] := ARRAY[
-		'view worklist.bindings'
-	];
+	replaced CONSTANT text[] := ARRAY[]::text[];
 	item text;
 	kind text;
 	ident text;
