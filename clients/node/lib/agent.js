@@ -152,6 +152,8 @@ export class RunWorker {
       if (run.resumed || run.released || run.checkpointed || payload.rotated) pending = true;
       if (pending && wake) wake();
     };
+    const onError = () => {};
+    client.on('error', onError);
     client.on('notification', onNotification);
     try {
       const channel = await wl.channel();
@@ -179,6 +181,7 @@ export class RunWorker {
       }
       await client.query('UNLISTEN *');
     } finally {
+      client.removeListener('error', onError);
       client.removeListener('notification', onNotification);
     }
   }

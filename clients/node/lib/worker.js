@@ -99,6 +99,10 @@ export class TaskWorker {
       if (task.opened || task.released || task.escalated) state.pending = true;
       if ((state.pending || state.resubscribe) && state.wake) state.wake('notification');
     };
+    // An error of the connection while no query runs would end the
+    // process without a listener; the next query reports it.
+    const onError = () => {};
+    client.on('error', onError);
     client.on('end', onEnd);
     client.on('notification', onNotification);
     try {
@@ -128,6 +132,7 @@ export class TaskWorker {
       while (this.backlog.length) await this.release(wl, this.backlog[0].id), this.backlog.shift();
       await client.query('UNLISTEN *');
     } finally {
+      client.removeListener('error', onError);
       client.removeListener('end', onEnd);
       client.removeListener('notification', onNotification);
     }

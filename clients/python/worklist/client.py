@@ -22,7 +22,7 @@ import json
 import random
 import time
 from datetime import datetime, timedelta
-from typing import (Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type,
+from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type,
                     TypeVar, Union)
 
 import psycopg2
@@ -103,7 +103,9 @@ class Client:
     """
 
     def __init__(self, tenant: str, dsn: str = '', *, pool: Any = None,
-                 connection: Any = None, retries: int = 3, **connect_kwargs: Any) -> None:
+                 connection: Any = None, retries: int = 3,
+                 on_connect: Optional[Callable[[Any], None]] = None,
+                 **connect_kwargs: Any) -> None:
         if not isinstance(tenant, str) or not tenant:
             raise TypeError('tenant must be a non-empty string')
         self.tenant = tenant
@@ -114,6 +116,7 @@ class Client:
         self._own: Any = None
         self._in_transaction = False
         self._retries = retries
+        self._on_connect = on_connect
 
     # -- connections ---------------------------------------------------------
 
@@ -132,6 +135,8 @@ class Client:
                     err = ConfigurationError(err.message)
                 raise err from raw
         conn.autocommit = True
+        if self._on_connect is not None:
+            self._on_connect(conn)
         return conn
 
     def disconnect(self, conn: Any, broken: bool = False) -> None:
