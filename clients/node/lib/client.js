@@ -5,6 +5,7 @@ import { fromDriver, SerializationError } from './errors.js';
 import { VERBS, result, statement, typeParsers } from './sql.js';
 
 const TYPES = typeParsers(pg.types);
+const LISTENED = new WeakSet();
 
 export class Worklist {
   // new Worklist({ tenant, pool })  -- a pg.Pool of the caller's
@@ -45,11 +46,20 @@ export class Worklist {
   // A dedicated connection (from the pool), for LISTEN and the worker
   // loops.  release() it when done: release(true) discards it.
   async connect() {
+    let client;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (err) {
       throw fromDriver(err);
     }
+    // An error of the connection while no query runs (the server going
+    // away) would end the process without a listener; the next query
+    // reports it.
+    if (!LISTENED.has(client)) {
+      LISTENED.add(client);
+      client.on('error', () => {});
+    }
+    return client;
   }
 
   // Runs fn(tx) in one transaction, on one connection, with the tenant set
