@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg2
 import psycopg2.pool
 
-from setup import TENANT, Database
+from database import TENANT, Database
 
 import worklist
 from worklist import Client

@@ -4,7 +4,7 @@ and what a stop gives back."""
 import threading
 import unittest
 
-from setup import TENANT, Database
+from database import TENANT, Database
 
 import worklist
 
