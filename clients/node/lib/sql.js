@@ -4,15 +4,16 @@
 // A verb is one statement.  Outside a transaction of the caller's it also
 // sets the tenant for its own transaction, in the same statement:
 //
-//   SELECT t.* FROM (SELECT pg_catalog.set_config('worklist.tenant', $1, true) AS tenant OFFSET 0) s,
-//     LATERAL (SELECT * FROM worklist.verb("arg" => $2::type, ...) WHERE s.tenant IS NOT NULL OFFSET 0) t
+//   SELECT (x.r).* FROM (SELECT worklist.verb("arg" => $2::type, ...) AS r
+//     FROM (SELECT pg_catalog.set_config('worklist.tenant', $1, true) AS tenant OFFSET 0) s
+//     WHERE s.tenant IS NOT NULL OFFSET 0) x
 //
-// The verb's subquery refers to the setting's result, so it runs after
-// it, in the same transaction (autocommit: the statement's own), and the
-// setting ends with that transaction: nothing of the tenant stays on the
-// connection for the next user of a pool or a pooler.  Inside a
-// transaction() the tenant is set once at BEGIN, and each verb is the bare
-// call.  Only the arguments given are sent (named notation), so every
+// The verb is computed from the row that sets the tenant, so it runs
+// after the setting, in the same transaction (autocommit: the statement's
+// own), and the setting ends with that transaction: nothing of the tenant
+// stays on the connection for the next user of a pool or a pooler.  Inside
+// a transaction() the tenant is set once at BEGIN, and each verb is the
+// bare call.  Only the arguments given are sent (named notation), so every
 // other argument keeps the server's default.
 
 // Result shapes: a row type (or null), a set of rows, a scalar, a page.
@@ -180,19 +181,20 @@ export function statement(verb, given, tenant) {
 }
 
 function wrap(call, returns, setTenant) {
-  const inner = returns.kind === 'scalar' || returns.kind === 'void'
-    ? `SELECT ${call} AS value` : `SELECT * FROM ${call}`;
-  let from;
-  if (setTenant) {
-    from = "(SELECT pg_catalog.set_config('worklist.tenant', $1, true) AS tenant OFFSET 0) s, "
-      + `LATERAL (${inner} WHERE s.tenant IS NOT NULL OFFSET 0) t`;
-  } else {
-    from = `(${inner} OFFSET 0) t`;
+  const source = setTenant
+    ? `(SELECT ${call} AS r FROM (SELECT pg_catalog.set_config('worklist.tenant', $1, true) AS tenant OFFSET 0) s`
+      + ' WHERE s.tenant IS NOT NULL OFFSET 0) x'
+    : `(SELECT ${call} AS r OFFSET 0) x`;
+  switch (returns.kind) {
+    case 'scalar':
+    case 'void':
+      return `SELECT x.r AS value FROM ${source}`;
+    case 'page':
+      return `SELECT (x.r).cursor AS "page cursor", e.* FROM ${source}`
+        + ' LEFT JOIN LATERAL pg_catalog.unnest((x.r).entries) e ON true';
+    default:
+      return `SELECT (x.r).* FROM ${source}`;
   }
-  if (returns.kind === 'page') {
-    return `SELECT t.cursor AS "page cursor", e.* FROM ${from} LEFT JOIN LATERAL pg_catalog.unnest(t.entries) e ON true`;
-  }
-  return `SELECT t.* FROM ${from}`;
 }
 
 // Results, from the rows pg returns to plain objects.

@@ -4,11 +4,12 @@ pool, or a connection of the caller's.
 A verb is one statement.  Outside a transaction of the caller's it also
 sets the tenant for its own transaction, in the same statement:
 
-    SELECT t.* FROM (SELECT pg_catalog.set_config('worklist.tenant', %s, true) AS tenant OFFSET 0) s,
-      LATERAL (SELECT * FROM worklist.verb("arg" => %s::type, ...) WHERE s.tenant IS NOT NULL OFFSET 0) t
+    SELECT (x.r).* FROM (SELECT worklist.verb("arg" => %s::type, ...) AS r
+      FROM (SELECT pg_catalog.set_config('worklist.tenant', %s, true) AS tenant OFFSET 0) s
+      WHERE s.tenant IS NOT NULL OFFSET 0) x
 
-The verb's subquery refers to the setting's result, so it runs after it,
-in the same transaction (autocommit: the statement's own), and the setting
+The verb is computed from the row that sets the tenant, so it runs after
+the setting, in the same transaction (autocommit: the statement's own), and the setting
 ends with that transaction: nothing of the tenant stays on the connection
 for the next user of a pool or a pooler.  Inside transaction() the tenant
 is set once, at BEGIN, and each verb is the bare call.  Only the arguments
@@ -62,16 +63,17 @@ def _encode(sqltype: str, value: Any) -> Any:
 def _statement(verb: str, args: Sequence[Arg], returns: str, set_tenant: bool) -> str:
     call = 'worklist.%s(%s)' % (verb, ', '.join('"%s" => %%s::%s' % (name, sqltype)
                                                  for name, sqltype, _ in args))
-    inner = ('SELECT %s AS value' % call if returns in ('scalar', 'void')
-             else 'SELECT * FROM %s' % call)
     if set_tenant:
-        source = '(%s) s, LATERAL (%s WHERE s.tenant IS NOT NULL OFFSET 0) t' % (_SET_TENANT, inner)
+        source = ('(SELECT %s AS r FROM (%s) s WHERE s.tenant IS NOT NULL OFFSET 0) x'
+                  % (call, _SET_TENANT))
     else:
-        source = '(%s OFFSET 0) t' % inner
+        source = '(SELECT %s AS r OFFSET 0) x' % call
+    if returns in ('scalar', 'void'):
+        return 'SELECT x.r AS value FROM %s' % source
     if returns == 'page':
-        return ('SELECT t.cursor AS "page cursor", e.* FROM %s'
-                ' LEFT JOIN LATERAL pg_catalog.unnest(t.entries) e ON true' % source)
-    return 'SELECT t.* FROM %s' % source
+        return ('SELECT (x.r).cursor AS "page cursor", e.* FROM %s'
+                ' LEFT JOIN LATERAL pg_catalog.unnest((x.r).entries) e ON true' % source)
+    return 'SELECT (x.r).* FROM %s' % source
 
 
 def _end(conn: Any, command: str) -> None:
@@ -234,8 +236,9 @@ class Client:
         sent = [a for i, a in enumerate(args) if i < required or a[2] is not None]
         set_tenant = not self._in_transaction
         query = _statement(verb, sent, returns, set_tenant)
+        # the verb's arguments come first in the text, the tenant last
         params = [_encode(sqltype, value) for _, sqltype, value in sent]
-        return self._execute(query, ([self.tenant] if set_tenant else []) + params)
+        return self._execute(query, params + ([self.tenant] if set_tenant else []))
 
     def _scalar(self, verb: str, args: Sequence[Arg] = (), required: int = 0) -> Any:
         _, rows = self._call(verb, 'scalar', args, required)
