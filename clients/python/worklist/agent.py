@@ -250,11 +250,11 @@ class RunWorker:
             except (StaleFenceError, RunConcludedError) as err:
                 self.emit('lost', {'run': claimed, 'error': err})
                 return
-            except WorklistError as err:
-                if err.transient or ctx.lost is not None:
-                    if ctx.lost is not None:
-                        self.emit('lost', {'run': claimed, 'error': ctx.lost})
-                        return
+            except Exception as err:  # the handler's own failure, or a call's
+                if ctx.lost is not None:
+                    self.emit('lost', {'run': claimed, 'error': ctx.lost})
+                    return
+                if isinstance(err, WorklistError) and err.transient:
                     raise
                 self.emit('failed', {'run': claimed, 'error': err})
                 lease.release()
