@@ -39,7 +39,7 @@ export class Worklist {
   // client from pool.connect()).  Nothing is retried there.
   on(client) {
     const wl = Object.create(Worklist.prototype);
-    Object.assign(wl, this, { client, inTransaction: false, retries: 0 });
+    Object.assign(wl, this, { client, inTransaction: false, retries: 0, ownPool: false });
     return wl;
   }
 
