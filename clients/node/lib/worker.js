@@ -129,7 +129,10 @@ export class TaskWorker {
         if (why === 'notification' || why === 'poll') this.emit('woken', { why });
       }
       // Stopping: what the handler has not started goes back to the queue.
-      while (this.backlog.length) await this.release(wl, this.backlog[0].id), this.backlog.shift();
+      while (this.backlog.length) {
+        await this.release(wl, this.backlog[0].id);
+        this.backlog.shift();
+      }
       await client.query('UNLISTEN *');
     } finally {
       client.removeListener('error', onError);

@@ -23,12 +23,21 @@ import time
 from datetime import timedelta
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+import psycopg2
 from psycopg2 import sql
 
 from .client import Client
-from .errors import RunConcludedError, StaleFenceError, WorklistError
+from .errors import RunConcludedError, StaleFenceError, WorklistError, from_driver
 from .types import Checkpoint, ClaimedRun, Task
 from .wait import Stopper, backoff
+
+
+def _run(conn: Any, call: Callable[[], Any]) -> None:
+    """A call on the worker's connection, its errors by SQLSTATE."""
+    try:
+        call()
+    except psycopg2.Error as raw:
+        raise from_driver(raw) from raw
 
 
 class RunLease:
@@ -193,8 +202,7 @@ class RunWorker:
     def _serve(self, conn: Any) -> None:
         wl = self.client.on(conn)
         channel = wl.channel()
-        with conn.cursor() as cur:
-            cur.execute(sql.SQL('LISTEN {}').format(sql.Identifier(channel)))
+        _run(conn, lambda: conn.cursor().execute(sql.SQL('LISTEN {}').format(sql.Identifier(channel))))
         self.emit('listening', {'channel': channel})
         while not self._stopper.requested:
             claimed = wl.claim_next_run(self.project, self.holder, timedelta(seconds=self.ttl),
@@ -205,7 +213,7 @@ class RunWorker:
             deadline = time.monotonic() + self.poll_seconds
             while not self._stopper.requested and time.monotonic() < deadline:
                 if self._stopper.wait(deadline - time.monotonic(), conn):
-                    conn.poll()
+                    _run(conn, conn.poll)
                     wake = False
                     for note in conn.notifies:
                         try:
@@ -217,8 +225,7 @@ class RunWorker:
                     del conn.notifies[:]
                     if wake:
                         break
-        with conn.cursor() as cur:
-            cur.execute('UNLISTEN *')
+        _run(conn, lambda: conn.cursor().execute('UNLISTEN *'))
 
     def _step(self, wl: Client, claimed: ClaimedRun) -> None:
         lease = RunLease(wl, claimed.project, claimed.session, claimed.run, self.holder,
