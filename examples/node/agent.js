@@ -1,29 +1,25 @@
 #!/usr/bin/env node
-// agent.js — an agent that carries one run through its steps, writing a
-// checkpoint after each under a lease, so that a crash loses at most the
-// step in hand and two agents never both write to the run.
+// agent.js — carries one run through its steps, writing a checkpoint after
+// each under a lease, so that a crash loses at most the step in hand and
+// two agents never both write to the run.
 //
 //   WORKLIST_TENANT=acme node agent.js [--holder NAME] [--steps 10]
 //       [--ttl-seconds 30] [--step-ms 1000] [--wait-seconds 0]
 //       PROJECT SESSION RUN
 //
-// The lease is taken with claim_run and renewed by claiming again with the
-// same holder when half of it has passed.  Every claim returns a new fence;
-// each checkpoint is written with the fence of the lease in hand, and the
-// server refuses it (WL007 stale_fence) once another holder has claimed the
-// run since: then this agent has lost the run and stops at once.  The
-// agent resumes after the run's newest checkpoint, so a second agent picks
-// up where the first left off.
-//
-// Fences are bigint: they stay strings here, never JavaScript numbers,
-// which cannot hold every bigint exactly.
-'use strict';
-
-const os = require('node:os');
-const { parseArgs } = require('node:util');
-const {
-  EXIT_CONFIG, EXIT_FATAL, EXIT_LEASE_LOST, Stopper, call, classify, connect, describe,
-} = require('./worklist');
+// The lease is the worklist package's RunLease: claim_run, renewed after
+// half of the ttl, each checkpoint written with the fence in hand.  Once
+// another holder has claimed the run, a write is refused (WL007
+// stale_fence) and this agent stops at once.  It resumes after the run's
+// newest checkpoint, so a second agent picks up where the first left off.
+// Fences are BigInt; the checkpoint body carries them as strings.
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ConfigurationError, InsufficientPrivilegeError, RunLease, StaleFenceError, Worklist, backoff, isTransient,
+  stopSignal,
+} from 'worklist';
 
 const { values: opt, positionals } = parseArgs({
   allowPositionals: true,
@@ -41,152 +37,85 @@ if (!opt.tenant || positionals.length !== 3) {
   process.exit(2);
 }
 const [project, session, run] = positionals;
-const holder = opt.holder;
+const { holder } = opt;
 const steps = Number(opt.steps);
-const ttlSeconds = Number(opt['ttl-seconds']);
-const stepMs = Number(opt['step-ms']);
 const waitMs = Number(opt['wait-seconds']) * 1000;
+const log = (line) => console.log(`${holder} ${line}`);
+const signal = stopSignal();
+const startedAt = Date.now();
 
-const stopper = new Stopper();
-process.on('SIGTERM', () => stopper.request());
-process.on('SIGINT', () => stopper.request());
-
-function log(message) {
-  console.log(`${holder} ${message}`);
-}
+const wl = new Worklist({ tenant: opt.tenant, application_name: `agent ${holder}`, max: 1 });
+wl.pool.on('connect', () => log('connected'));
+const lease = new RunLease(wl, { project, session, run, holder, ttl: Number(opt['ttl-seconds']) * 1000 });
 
 class LeaseLost extends Error {}
 
-let lease = null;       // { fence: '123', at: performance.now() of the claim }
-let everHeld = false;   // did this agent hold the run at some point?
-let nextStep = 1;
-const startedAt = performance.now();
-
-// Takes or renews the lease.  NULL from claim_run means somebody else
-// holds an unexpired lease on the run.
-async function claim(client) {
-  const at = performance.now();
-  const [row] = await call(client,
-    `SELECT fence::text AS fence FROM worklist.claim_run($1, $2, $3, $4, make_interval(secs => $5))
-      WHERE fence IS NOT NULL`,
-    [project, session, run, holder, ttlSeconds]);
-  if (!row) return false;
-  const first = lease === null;
-  lease = { fence: row.fence, at };
-  everHeld = true;
-  log(`${first ? 'claimed' : 'renewed'} fence=${lease.fence}`);
-  if (first) {
-    // Resume after the newest checkpoint, whoever wrote it.
-    const [{ done }] = await call(client,
-      `SELECT coalesce(max((body->>'step')::int), 0) AS done
-         FROM worklist.list_checkpoints($1, $2, $3)`, [project, session, run]);
-    nextStep = done + 1;
+// Takes the lease (waiting up to wait-seconds while another holder has
+// it), then resumes after the newest checkpoint, whoever wrote it.
+async function take() {
+  while (!(await lease.claim())) {
+    if (Date.now() - startedAt >= waitMs) throw new LeaseLost('the run is held by another holder');
+    await sleep(200);
   }
-  return true;
+  log(`claimed fence=${lease.fence}`);
+  const done = (await wl.listCheckpoints(project, session, run)).map((c) => c.body.step);
+  return Math.max(0, ...done) + 1;
 }
 
-// The lease in hand, taken or renewed as needed.
-async function ensureLease(client) {
-  if (lease && performance.now() - lease.at < (ttlSeconds * 1000) / 2) return;
-  for (;;) {
-    if (await claim(client)) return;
-    if (everHeld) throw new LeaseLost('another holder has the run');
-    if (performance.now() - startedAt >= waitMs) throw new LeaseLost('the run is held by another holder');
-    await stopper.sleep(200);
-    if (stopper.requested) return;
-  }
-}
-
-async function writeCheckpoint(client, step) {
-  const id = `step-${String(step).padStart(4, '0')}`;
-  const body = { step, holder, fence: lease.fence };
-  try {
-    await call(client,
-      `SELECT worklist.write_checkpoint($1, $2, $3, $4, $5, fence => $6::bigint)`,
-      [project, session, run, id, body, lease.fence]);
-  } catch (err) {
-    if (err.code === 'WL007') throw new LeaseLost(`stale fence (WL007): ${err.detail || err.message}`);
-    throw err;
-  }
-  log(`checkpoint ${id} fence=${lease.fence}`);
-}
-
-async function releaseLease(client) {
-  if (!lease) return;
-  // With a stale fence this does nothing: it never hands away a run that
-  // somebody else holds now.
-  await call(client, 'SELECT worklist.release_run($1, $2, $3, $4::bigint)',
-    [project, session, run, lease.fence]);
-  log(`released fence=${lease.fence}`);
-}
-
-// The step itself.  Here: wait step-ms.  Returns false when a stop request
-// cut it short.
+// The step itself: wait step-ms.  False when a stop request cut it short.
 async function doStep() {
-  await stopper.sleep(stepMs);
-  return !stopper.requested;
-}
-
-async function work(client) {
-  // A renewal in flight when the connection broke may have committed and
-  // moved the fence: claim again before writing anything.
-  lease = null;
-  for (;;) {
-    await ensureLease(client);
-    if (stopper.requested) {
-      await releaseLease(client);
-      log('stopped');
-      return 0;
-    }
-    if (nextStep > steps) {
-      await releaseLease(client);
-      log(`done: ${steps} steps`);
-      return 0;
-    }
-    if (!(await doStep())) continue;
-    // Retried after a reconnect, a write overwrites the same checkpoint.
-    await writeCheckpoint(client, nextStep);
-    nextStep += 1;
+  try {
+    await sleep(Number(opt['step-ms']), null, { signal });
+    return true;
+  } catch {
+    return false;
   }
 }
 
-async function main() {
-  let failures = 0;
-  for (;;) {
-    let client = null;
+async function work() {
+  let next = null; // null: (re)connected, the lease must be taken first
+  for (let failures = 0; ;) {
     try {
-      client = await connect({
-        tenant: opt.tenant, applicationName: `agent ${holder}`, stopper, log, failures,
-      });
-      if (!client) {
-        log('stopped');
+      if (next === null) next = await take();
+      else if (lease.due) {
+        if (!(await lease.claim())) throw new LeaseLost('another holder has the run');
+        log(`renewed fence=${lease.fence}`);
+      }
+      failures = 0;
+      if (signal.aborted || next > steps) {
+        await lease.release();
+        log(`released fence=${lease.fence}`);
+        log(signal.aborted ? 'stopped' : `done: ${steps} steps`);
         return 0;
       }
-      log('connected');
-      failures = 0;
-      return await work(client);
+      if (!(await doStep())) continue;
+      const id = `step-${String(next).padStart(4, '0')}`;
+      // Retried after a reconnect, a write overwrites the same checkpoint.
+      await lease.write(id, { step: next, holder, fence: String(lease.fence) });
+      log(`checkpoint ${id} fence=${lease.fence}`);
+      next += 1;
     } catch (err) {
-      if (err instanceof LeaseLost) {
-        log(`lease lost: ${err.message}; giving up`);
-        return EXIT_LEASE_LOST;
-      }
-      const what = classify(err);
-      if (what === 'reconnect') {
-        failures += 1;
-        log(`connection lost: ${describe(err, client)}; reconnecting`);
-        continue;
-      }
-      log(`${what === 'config' ? 'configuration error' : 'error'}: ${describe(err)}`);
-      return what === 'config' ? EXIT_CONFIG : EXIT_FATAL;
-    } finally {
-      if (client) await client.end().catch(() => {});
+      if (err instanceof StaleFenceError) throw new LeaseLost(`stale fence (WL007): ${err.detail}`);
+      if (!isTransient(err)) throw err;
+      failures += 1;
+      log(`connection lost: ${err.message}; reconnecting`);
+      await sleep(backoff(failures));
+      // A renewal in flight may have committed and moved the fence.
+      next = null;
     }
   }
 }
 
-main().then((status) => {
-  process.exitCode = status;
-}, (err) => {
-  console.error(err);
-  process.exitCode = EXIT_FATAL;
-});
+try {
+  process.exitCode = await work();
+} catch (err) {
+  if (err instanceof LeaseLost) {
+    log(`lease lost: ${err.message}; giving up`);
+    process.exitCode = 75;
+  } else {
+    const config = err instanceof InsufficientPrivilegeError || err instanceof ConfigurationError;
+    log(`${config ? 'configuration error' : 'error'}: ${err.message} [${err.code}]`);
+    process.exitCode = config ? 78 : 1;
+  }
+}
+await wl.end();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #
 # run.sh -- the worker and agent examples of examples/node and
-# examples/python against a running server, through two restarts of it.
+# examples/python, written on the client packages of clients/node and
+# clients/python, against a running server, through two restarts of it.
 #
 # In a database of its own (worklist_examples) with a tenant bound to a
 # login role of its own (kind service), it runs two node and two python
@@ -14,7 +15,10 @@
 # Then it makes one agent's lease lapse so that another agent takes the
 # run over, stops workers in the middle of a claim, and kills two others
 # (SIGKILL) in the middle of one, whose tasks come back once their claim
-# timeout has passed.  Finally it checks, in SQL and in what the programs
+# timeout has passed.  It kills a reviewer's connection after its review
+# returned and before its completion committed (the test holds the task's
+# row lock, so that the completion waits, and terminates the reviewer's
+# backend meanwhile).  Finally it checks, in SQL and in what the programs
 # logged:
 #   - every task is completed, with decided_by, and none is pending;
 #   - each completion was logged by exactly one worker, the one the task
@@ -34,6 +38,11 @@
 #     completed it; every worker stopped cleanly (exit 0) on SIGTERM;
 #   - the claims of the killed workers were released by the sweep once
 #     their timeout had passed, and other workers completed the tasks;
+#   - the reviewer whose connection was killed between its decision and
+#     the commit completed the task exactly once, with that decision, and
+#     its review ran exactly once (the worker counts its handler's calls):
+#     after the reconnect held() named the task, and the worker sent the
+#     decision it had instead of reviewing again;
 #   - a login with no binding of the tenant is refused (42501) and the
 #     programs exit 78.
 # It exits non-zero when a check fails, keeping the logs.
@@ -143,9 +152,9 @@ start() {
 }
 pid_of() { local v="PID_${1//-/_}"; echo "${!v}"; }
 node_worker() { start "$1" node "$EX/node/worker.js" --actor "$1" "${@:2}"; }
-py_worker() { start "$1" "$PYTHON" "$EX/python/worker.py" --actor "$1" "${@:2}"; }
+py_worker() { start "$1" env PYTHONPATH="$PYLIB" "$PYTHON" "$EX/python/worker.py" --actor "$1" "${@:2}"; }
 node_agent() { start "$1" node "$EX/node/agent.js" --holder "$1" "${@:2}"; }
-py_agent() { start "$1" "$PYTHON" "$EX/python/agent.py" --holder "$1" "${@:2}"; }
+py_agent() { start "$1" env PYTHONPATH="$PYLIB" "$PYTHON" "$EX/python/agent.py" --holder "$1" "${@:2}"; }
 
 # exit_status NAME SECONDS: wait for a program to end and set RC to its
 # exit status, or to "running" (and kill it) when it did not end in time.
@@ -206,9 +215,13 @@ restart() {
 }
 
 # ---------------------------------------------------------------------------
-say "installing pg for node (npm ci)"
+say "installing the client packages: clients/node with pg (npm ci), clients/python (pip)"
 (cd "$EX/node" && npm ci --no-audit --no-fund --loglevel=error >"$OUT/npm.log" 2>&1) \
 	|| { cat "$OUT/npm.log"; die "npm ci failed"; }
+PYLIB=$OUT/pylib
+"$PYTHON" -m pip install --quiet --no-build-isolation --no-deps --no-index --target "$PYLIB" \
+	"$EX/../clients/python" >"$OUT/pip.log" 2>&1 \
+	|| { cat "$OUT/pip.log"; die "pip install of clients/python failed"; }
 
 say "database $DB, tenant $TENANT bound to $ROLE (service); $STRANGER bound to nothing"
 psql -X -q -v ON_ERROR_STOP=1 -d postgres >/dev/null <<-EOF
@@ -354,6 +367,49 @@ for a in node-A py-A; do
 done
 for a in py-B node-B; do
 	check_exit "$a" 30 0 "$a finishes the run it took over (exit 0)"
+done
+
+# ---------------------------------------------------------------------------
+say "a reviewer's connection killed after its decision, before the commit"
+# Each once worker reviews its task for 3 s.  Meanwhile the test takes the
+# task's row lock, so that the completion waits on it; once it waits, the
+# test terminates the worker's backend, then lets the lock go.  The
+# completion was sent, so its decision is made, and it did not commit.
+open_tasks once 1 1 once-1
+open_tasks once 2 2 once-2
+node_worker node-once --roles once-1 --work-ms 3000 --poll-seconds 1
+py_worker py-once --roles once-2 --work-ms 3000 --poll-seconds 1
+waiting_on_lock() {
+	[[ $(q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'worker $1' AND wait_event_type = 'Lock'") == 1 ]]
+}
+for w in node-once:once-0001 py-once:once-0002; do
+	IFS=: read -r name task <<<"$w"
+	wait_until 20 "$name's claim" has_logged "$name" "claimed $task"
+	PGAPPNAME="lock $task" q -c "BEGIN; SELECT FROM worklist.task WHERE tenant = '$TENANT' AND id = '$task' FOR UPDATE; SELECT pg_sleep(60)" >/dev/null 2>&1 &
+	PIDS+=($!)
+done
+for w in node-once:once-0001 py-once:once-0002; do
+	IFS=: read -r name task <<<"$w"
+	wait_until 20 "$name's completion waiting on the row lock" waiting_on_lock "$name"
+	check_eq "$name: its backend terminated while its completion waits" t \
+		"$(q -c "SELECT bool_and(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'worker $name'")"
+	q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lock $task'" >/dev/null
+done
+once_done() { [[ $(q -c "SELECT count(*) FROM worklist.task WHERE tenant = '$TENANT' AND id LIKE 'once-%' AND state = 'completed'") == 2 ]]; }
+wait_until 30 "the once tasks completed" once_done
+TOTAL=$((TOTAL + 2))
+for w in node-once:once-0001 py-once:once-0002; do
+	IFS=: read -r name task <<<"$w"
+	stop "$name"
+	check_exit "$name" 15 0 "$name stops cleanly (exit 0)"
+	check_eq "$task completed once, by $name, with the decision made before the kill" \
+		"completed|$name|{\"approved\": true}" \
+		"$(q -c "SELECT state || '|' || decided_by || '|' || decision FROM worklist.task('$task')")"
+	check_eq "$name: the review ran exactly once" 1 "$(logged "$name" 'handler calls 1$')"
+	check_eq "$name: logged the completion of $task once" 1 "$(logged "$name" "completed $task$")"
+	check "$name: reconnected, found $task through held() and resent its decision" \
+		"$( (($(logged "$name" 'connected$') >= 2)) && has_logged "$name" "recovered $task$" \
+			&& has_logged "$name" "resending $task$" && echo yes || echo no)"
 done
 
 # ---------------------------------------------------------------------------
