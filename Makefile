@@ -31,6 +31,7 @@ OBJS = \
 	src/sweeper.o \
 	src/launcher.o \
 	src/stats.o \
+	src/metrics.o \
 	src/hint.o \
 	src/notify.o
 
@@ -56,7 +57,7 @@ REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_life
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
 	ticket_scenarios ticket_corrupt
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
-REGRESS_SWEEP  = sweep_stats sweep_retention
+REGRESS_SWEEP  = sweep_stats sweep_retention sweep_metrics
 REGRESS_HOSTILE = hostile_battery hostile_copy
 REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP) \
 	$(REGRESS_HOSTILE)

@@ -1266,6 +1266,20 @@ wl_start_sweeper(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(pid);
 }
 
+bool
+wl_slot_copy(Oid database, WlSweeperSlot *out)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *found;
+
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	found = wl_slot_find(shared, database);
+	if (found)
+		memcpy(out, found, sizeof(WlSweeperSlot));
+	LWLockRelease(&shared->lock);
+	return found != NULL;
+}
+
 /*
  * worklist.sweeper_status(): the row of the worklist.sweeper_status view,
  * for the current database (no row when it never had a sweeper since the
