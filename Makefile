@@ -4,6 +4,9 @@
 #   make installcheck             pg_regress, isolation and TAP suites against
 #                                 a running server (PGHOST/PGPORT)
 #   make installcheck-pgtap       pgTAP suite through pg_prove
+#   make installcheck-deploy      the deployment tests (pooler, exporter,
+#                                 failover manager), which need the
+#                                 packages of test/deploy/packages
 #
 # ./run test does all of it on a private throwaway cluster; see doc/testing.md.
 
@@ -77,7 +80,11 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-EXTRA_CLEAN = $(DATA_built) output_iso tmp_check results regression.diffs regression.out
+# The deployment tests: test/deploy/*.pl, the same way, with what runs in
+# front of and beside the server (test/deploy/packages)
+DEPLOY_TESTS = test/deploy/*.pl
+
+EXTRA_CLEAN = $(DATA_built) output_iso tmp_check tmp_deploy results regression.diffs regression.out
 
 # -Wextra minus the warnings PostgreSQL's own headers trip; ./run adds -Werror.
 WERROR ?=
@@ -104,4 +111,13 @@ installcheck-pgtap:
 		-c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION $(EXTENSION)'
 	pg_prove -d $(PGTAP_DB) test/pgtap/*.sql
 
-.PHONY: installcheck-pgtap
+# Like the TAP suite, in a directory of their own (tmp_deploy), so that
+# the logs of a failed TAP suite are kept.
+installcheck-deploy:
+	rm -rf '$(CURDIR)'/tmp_deploy
+	$(MKDIR_P) '$(CURDIR)'/tmp_deploy
+	TESTDIR='$(CURDIR)/tmp_deploy' PATH="$(bindir):$$PATH" PGPORT='6$(DEF_PGPORT)' \
+	PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
+	$(PROVE) $(PG_PROVE_FLAGS) $(PROVE_FLAGS) $(DEPLOY_TESTS)
+
+.PHONY: installcheck-pgtap installcheck-deploy
