@@ -4,6 +4,9 @@
 #   make installcheck             pg_regress, isolation and TAP suites against
 #                                 a running server (PGHOST/PGPORT)
 #   make installcheck-pgtap       pgTAP suite through pg_prove
+#   make installcheck-deploy      the deployment tests (pooler, exporter,
+#                                 failover manager), which need the
+#                                 packages of test/deploy/packages
 #
 # ./run test does all of it on a private throwaway cluster; see doc/testing.md.
 
@@ -31,6 +34,7 @@ OBJS = \
 	src/sweeper.o \
 	src/launcher.o \
 	src/stats.o \
+	src/metrics.o \
 	src/hint.o \
 	src/notify.o
 
@@ -64,7 +68,7 @@ REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_life
 REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
 	ticket_scenarios ticket_corrupt
 REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
-REGRESS_SWEEP  = sweep_stats sweep_retention
+REGRESS_SWEEP  = sweep_stats sweep_retention sweep_metrics
 REGRESS_HOSTILE = hostile_battery hostile_copy
 REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP) \
 	$(REGRESS_HOSTILE)
@@ -84,7 +88,11 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-EXTRA_CLEAN = $(DATA_built) output_iso tmp_check results regression.diffs regression.out
+# The deployment tests: test/deploy/*.pl, the same way, with what runs in
+# front of and beside the server (test/deploy/packages)
+DEPLOY_TESTS = test/deploy/*.pl
+
+EXTRA_CLEAN = $(DATA_built) output_iso tmp_check tmp_deploy results regression.diffs regression.out
 
 # -Wextra minus the warnings PostgreSQL's own headers trip; ./run adds -Werror.
 WERROR ?=
@@ -111,4 +119,13 @@ installcheck-pgtap:
 		-c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION $(EXTENSION)'
 	pg_prove -d $(PGTAP_DB) test/pgtap/*.sql
 
-.PHONY: installcheck-pgtap
+# Like the TAP suite, in a directory of their own (tmp_deploy), so that
+# the logs of a failed TAP suite are kept.
+installcheck-deploy:
+	rm -rf '$(CURDIR)'/tmp_deploy
+	$(MKDIR_P) '$(CURDIR)'/tmp_deploy
+	TESTDIR='$(CURDIR)/tmp_deploy' PATH="$(bindir):$$PATH" PGPORT='6$(DEF_PGPORT)' \
+	PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
+	$(PROVE) $(PG_PROVE_FLAGS) $(PROVE_FLAGS) $(DEPLOY_TESTS)
+
+.PHONY: installcheck-pgtap installcheck-deploy

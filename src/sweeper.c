@@ -1285,6 +1285,20 @@ wl_start_sweeper(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(pid);
 }
 
+bool
+wl_slot_copy(Oid database, WlSweeperSlot *out)
+{
+	WlShared   *shared = wl_shared_attach();
+	WlSweeperSlot *found;
+
+	LWLockAcquire(&shared->lock, LW_SHARED);
+	found = wl_slot_find(shared, database);
+	if (found)
+		memcpy(out, found, sizeof(WlSweeperSlot));
+	LWLockRelease(&shared->lock);
+	return found != NULL;
+}
+
 /*
  * May the caller reach this tenant?  sweeper_status names only those: the
  * name of a tenant, or an error that may quote its data, is nothing a

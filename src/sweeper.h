@@ -31,6 +31,11 @@ extern WlSweeperSlot *wl_slot_take(WlShared *shared, Oid database);
 extern int	wl_owner_lock_holders(Oid database, VirtualTransactionId **holders);
 /* Is the process still there?  (A pid read from a slot may be stale.) */
 extern bool wl_pid_alive(pid_t pid);
+/*
+ * A copy of the slot of a database, taken under WlShared.lock; false when
+ * the database has had no sweeper since the server started.
+ */
+extern bool wl_slot_copy(Oid database, WlSweeperSlot *out);
 
 /*
  * After an error caught in a background worker's loop: copy it (into cxt),

@@ -23,12 +23,15 @@ UPDATE sec_baseline SET expr = $$'{sec_group}'$$ WHERE name = 'roles';
 
 -- Writes are the volatile functions but two reads: channel(), which makes
 -- the tenant's secret on first use, and sweeper_status(), which reads
--- shared memory.
+-- shared memory.  The metrics read no tenant and refuse every role
+-- outside pg_monitor (test/pgtap/security_tenants.sql).
 CREATE TEMP VIEW sec_writes AS
 SELECT v.* FROM sec_verbs v JOIN pg_proc p ON p.oid = v.oid
- WHERE p.provolatile = 'v' AND v.verb NOT IN ('channel', 'sweeper_status');
+ WHERE p.provolatile = 'v' AND v.verb NOT IN ('channel', 'sweeper_status')
+   AND v.verb NOT LIKE 'metrics\_%';
 CREATE TEMP VIEW sec_reads AS
-SELECT v.* FROM sec_verbs v WHERE v.oid NOT IN (SELECT oid FROM sec_writes);
+SELECT v.* FROM sec_verbs v
+ WHERE v.oid NOT IN (SELECT oid FROM sec_writes) AND v.verb NOT LIKE 'metrics\_%';
 
 -- 1. A group never writes under a member binding: SET ROLE to the bound
 -- role, and every write verb is refused, naming itself, before anything

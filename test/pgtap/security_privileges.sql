@@ -179,9 +179,9 @@ SELECT is(ARRAY(SELECT p.proname::text FROM pg_proc p
                    AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
                    AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
                  ORDER BY 1),
-	ARRAY['erase_tenant', 'kept_statements', 'set_state', 'start_sweeper',
-	      'sweeper_status', 'take_over'],
-	'PUBLIC may execute every verb but the operator verbs (and the sweeper status, for pg_monitor)');
+	ARRAY['erase_tenant', 'kept_statements', 'metrics_states', 'metrics_sweeper',
+	      'metrics_tenants', 'set_state', 'start_sweeper', 'sweeper_status', 'take_over'],
+	'PUBLIC may execute every verb but the operator verbs (and the sweeper status and the metrics, for pg_monitor)');
 
 SELECT * FROM finish();
 ROLLBACK;

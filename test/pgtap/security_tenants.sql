@@ -5,7 +5,7 @@
 -- in sql/hostile_copy.sql, where its output can be shown.
 BEGIN;
 \ir security_calls.psql
-SELECT plan(17);
+SELECT plan(19);
 
 CREATE ROLE sec_a;
 CREATE ROLE sec_b;
@@ -62,8 +62,17 @@ SELECT is_empty($$
 SELECT is_empty($$
 	SELECT verb, result FROM sec_attempt
 	 WHERE code = '42501' AND verb NOT IN ('grant_tenant', 'revoke_tenant')
+	   AND verb NOT LIKE 'metrics\_%'
 	   AND result <> 'permission denied for tenant "sec_b"'$$,
 	'and says only that the tenant is not the caller''s');
+-- The metrics read no tenant setting: they refuse every role outside
+-- pg_monitor, whatever it was granted, and say so.
+SELECT is(ARRAY(SELECT verb || ': ' || result FROM sec_attempt
+                 WHERE verb LIKE 'metrics\_%' ORDER BY verb),
+	ARRAY['metrics_states: permission denied for function metrics_states',
+	      'metrics_sweeper: permission denied for function metrics_sweeper',
+	      'metrics_tenants: permission denied for function metrics_tenants'],
+	'the metrics refuse sec_a although it was granted EXECUTE on them');
 SELECT is((SELECT t.code FROM pg_temp.sec_try($$SELECT worklist.grant_tenant('sec_b', 'sec_a')::pg_catalog.text$$,
                                               NULL, 'sec_a', 'sec_a') t),
 	'42501', 'sec_a cannot bind tenant B to itself');
@@ -81,12 +90,14 @@ SELECT is(pg_temp.sec_rows('sec_b'), (SELECT before FROM sec_snapshot),
 SELECT is_empty($$
 	SELECT v.verb, t.code, t.result
 	  FROM sec_verbs v, pg_temp.sec_try(pg_temp.sec_call(v.oid), NULL, 'sec_a', 'sec_a') t
-	 WHERE t.code = '42501' AND v.verb NOT IN ('grant_tenant', 'revoke_tenant')$$,
+	 WHERE t.code = '42501' AND v.verb NOT IN ('grant_tenant', 'revoke_tenant')
+	   AND v.verb NOT LIKE 'metrics\_%'$$,
 	'in its own tenant no verb refuses sec_a');
 SELECT is_empty($$
 	SELECT v.verb, t.code, t.result
 	  FROM sec_verbs v, pg_temp.sec_try(pg_temp.sec_call(v.oid), NULL, 'sec_a_member', 'sec_a') t
-	 WHERE t.code = '42501' AND v.verb NOT IN ('grant_tenant', 'revoke_tenant')$$,
+	 WHERE t.code = '42501' AND v.verb NOT IN ('grant_tenant', 'revoke_tenant')
+	   AND v.verb NOT LIKE 'metrics\_%'$$,
 	'nor a member of sec_a');
 
 -- Direct reads: row-level security shows sec_a nothing of tenant B in any
@@ -119,6 +130,11 @@ SELECT is((SELECT t.code FROM pg_temp.sec_try('SELECT pg_catalog.count(*)::pg_ca
 SELECT is((SELECT t.code FROM pg_temp.sec_try('SELECT pg_catalog.count(*)::pg_catalog.text FROM worklist.sweeper_status',
                                               NULL, 'pg_monitor', 'sec_b') t),
 	'ok', 'pg_monitor can');
+SELECT is((SELECT t.result FROM pg_temp.sec_try($$SELECT pg_catalog.count(*)::pg_catalog.text
+                                                   FROM worklist.metrics_states() m
+                                                  WHERE m.tenant OPERATOR(pg_catalog.=) 'sec_b'$$,
+                                                NULL, 'pg_monitor', NULL) t),
+	'14', 'and reads the counts of tenant B from the metrics, without a binding');
 
 SELECT * FROM finish();
 ROLLBACK;
