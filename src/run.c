@@ -598,7 +598,6 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	RunAddress addr;
 	text	   *holder;
 	Interval   *ttl;
-	Interval	zero;
 	TimestampTz now;
 	TimestampTz expires_at;
 	WlSpi		spi;
@@ -612,9 +611,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
 	now = wl_arg_time(fcinfo, 5, "now");
 
-	memset(&zero, 0, sizeof(zero));
-	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(ttl),
-										  IntervalPGetDatum(&zero))) <= 0)
+	if (wl_interval_usec(ttl) <= 0)
 		wl_error_bad_arg("ttl", "must be positive");
 	wl_check_interval_bound(PointerGetDatum(ttl), "ttl");
 	wl_check_finite(now, "now");

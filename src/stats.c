@@ -237,25 +237,6 @@ xact_forget(void)
 	xact_last = NULL;
 }
 
-/*
- * Is the tenant reached only because worklist.open_tenants is on (it has
- * no binding)?  Such tenants take no entry of the shared tenant table:
- * anybody may make them up while the setting is on, and the table is
- * shared by every database of the cluster, so they must not be able to
- * fill it for the bound tenants of any database.  Their counters are not
- * kept and their notifications are sent at their transaction's commit.
- */
-bool
-wl_tenant_open_only(const char *tenant)
-{
-	bool		bound;
-
-	if (!wl_open_tenants)
-		return false;
-	(void) wl_tenant_binding(tenant, &bound);
-	return !bound;
-}
-
 WlXactTenant *
 wl_xact_tenant(const char *tenant)
 {

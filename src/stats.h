@@ -159,8 +159,6 @@ extern bool wl_tenant_queue(WlTenantEntry *entry);
  * than the table holds).
  */
 extern bool wl_tenant_counters(const char *tenant, uint64 *out);
-/* Is the tenant reached only through worklist.open_tenants (unbound)? */
-extern bool wl_tenant_open_only(const char *tenant);
 
 /*
  * What the current transaction did, per tenant and (sub)transaction level:

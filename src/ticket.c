@@ -103,19 +103,6 @@ party_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
 	return t;
 }
 
-/*
- * Could the interval, added to some instant, land before it?  True when
- * any of its fields is negative: '1 mon -30 days' compares equal to zero,
- * yet added to 1 February it lands on 30 January.
- */
-static bool
-interval_negative(Datum span)
-{
-	Interval   *i = DatumGetIntervalP(span);
-
-	return i->month < 0 || i->day < 0 || i->time < 0;
-}
-
 /* ladder interval[]: not NULL, one-dimensional, no NULL or negative rung */
 static ArrayType *
 ladder_arg(FunctionCallInfo fcinfo, int argno)
@@ -136,7 +123,7 @@ ladder_arg(FunctionCallInfo fcinfo, int argno)
 	{
 		if (nulls[i])
 			wl_error_bad_arg("ladder", "must not contain null elements");
-		if (interval_negative(elems[i]))
+		if (wl_interval_negative(DatumGetIntervalP(elems[i])))
 			wl_error_bad_arg("ladder", "must not contain negative intervals");
 	}
 	return arr;
@@ -483,7 +470,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 	}
 	if (has_open_deadline)
 		open_deadline = wl_check_finite(PG_GETARG_TIMESTAMPTZ(5), "open_deadline");
-	if (has_window && interval_negative(PG_GETARG_DATUM(6)))
+	if (has_window && wl_interval_negative(PG_GETARG_INTERVAL_P(6)))
 		wl_error_bad_arg("confirm_window", "must not be negative");
 	ladder = ladder_arg(fcinfo, 7);
 

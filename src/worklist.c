@@ -29,10 +29,6 @@
 
 PG_MODULE_MAGIC;
 
-char	   *wl_tenant_setting = NULL;
-bool		wl_open_tenants = false;
-int			wl_max_document_size = 1024 * 1024;
-static char *wl_max_clock_skew_setting = NULL;
 bool		wl_notify_enabled = true;
 char	   *wl_database = NULL;
 int			wl_sweep_interval = 1000;
@@ -43,41 +39,9 @@ int			wl_max_tenant_counters = 4096;
 void
 _PG_init(void)
 {
-	DefineCustomStringVariable("worklist.tenant",
-							   "Tenant whose rows worklist verbs read and write.",
-							   NULL,
-							   &wl_tenant_setting,
-							   "default",
-							   PGC_USERSET,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("worklist.open_tenants",
-							 "Let every role reach a tenant that has no binding, acting as service.",
-							 "Off: a tenant is reachable only through a binding, by its owner and by superusers.",
-							 &wl_open_tenants,
-							 false,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("worklist.max_clock_skew",
-							   "How far from now() a member's write verbs may set their clock.",
-							   "An interval; the bound is inclusive.",
-							   &wl_max_clock_skew_setting,
-							   "5 seconds",
-							   PGC_SUSET,
-							   0,
-							   wl_check_clock_skew, wl_assign_clock_skew, NULL);
-
-	DefineCustomIntVariable("worklist.max_document_size",
-							"Largest jsonb document a verb stores (payload, decision, body).",
-							NULL,
-							&wl_max_document_size,
-							1024 * 1024, 1, INT_MAX / 2,
-							PGC_SUSET,
-							GUC_UNIT_BYTE,
-							NULL, NULL, NULL);
+	wl_tenant_init();
+	wl_trust_init();
+	wl_args_init();
 
 	DefineCustomBoolVariable("worklist.notify",
 							 "Notify the tenant's channel of the changes of tasks, tickets and runs.",

@@ -56,10 +56,6 @@
  * Settings (worklist.c)
  * ----------
  */
-extern char *wl_tenant_setting;
-extern bool wl_open_tenants;
-extern int	wl_max_document_size;
-extern int64 wl_max_clock_skew_us;
 extern bool wl_notify_enabled;
 extern char *wl_database;
 extern int	wl_sweep_interval;
@@ -85,14 +81,14 @@ extern void wl_error_bad_arg(const char *argname, const char *why) pg_attribute_
  * spells it, which is what an error names.
  * ----------
  */
+/* Defines worklist.max_document_size. */
+extern void wl_args_init(void);
 /* A required identifier: not NULL, not empty, at most 256 characters. */
 extern text *wl_arg_ident(FunctionCallInfo fcinfo, int argno, const char *argname);
 /* An optional identifier: NULL stays NULL, anything else must be valid. */
 extern text *wl_arg_ident_opt(FunctionCallInfo fcinfo, int argno, const char *argname);
 /* Is a (non-NULL) text datum a valid identifier?  Never raises. */
 extern bool wl_ident_valid(Datum d);
-/* Validate an identifier that did not come from an argument slot. */
-extern void wl_check_ident(text *t, const char *argname);
 /*
  * A text[] of identifiers: not NULL, one-dimensional, no NULL or invalid
  * element.  allow_empty decides whether '{}' is accepted.
@@ -109,6 +105,17 @@ extern TimestampTz wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *a
  */
 extern TimestampTz wl_check_finite(TimestampTz t, const char *argname);
 /*
+ * Could the interval, added to some instant, land before it?  True when
+ * any of its fields is negative: '1 mon -30 days' compares equal to zero,
+ * yet added to 1 February it lands on 30 January.
+ */
+extern bool wl_interval_negative(const Interval *span);
+/*
+ * The interval in microseconds, as interval comparison counts it (a month
+ * is 30 days, a day 24 hours): its sign is the sign interval_cmp() gives.
+ */
+extern int128 wl_interval_usec(const Interval *span);
+/*
  * Refuse (22023 naming the argument) an interval that is not positive: a
  * negative field ('1 mon -30 days' included) or all fields zero; or that
  * is longer than 10,000 years (wl_check_interval_bound).
@@ -122,7 +129,7 @@ extern void wl_check_positive_interval(Datum span, const char *argname);
 extern void wl_check_interval_bound(Datum span, const char *argname);
 /*
  * t + span in UTC, saturating at -infinity / infinity instead of leaving
- * the range of timestamps (fold.c).
+ * the range of timestamps.
  */
 extern TimestampTz wl_time_add(TimestampTz t, const Interval *span);
 /* The label of an enum value (palloc'd). */
@@ -137,8 +144,6 @@ extern text *wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname
 						 bool required);
 /* A jsonb document: not NULL, at most worklist.max_document_size bytes (54000). */
 extern Datum wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname);
-/* A C string copy of a text datum (convenience for messages). */
-#define wl_text_cstr(t)	text_to_cstring(t)
 
 /* ----------
  * Tenancy (tenant.c, binding.c) and trust (trust.c)
@@ -152,6 +157,11 @@ typedef enum WlBinding
 	WL_BINDING_SERVICE,			/* names any actor, roles and instant */
 	WL_BINDING_ADMIN			/* and administers the tenant */
 } WlBinding;
+
+/* Defines worklist.tenant and worklist.open_tenants. */
+extern void wl_tenant_init(void);
+/* worklist.tenant as set (not checked: see wl_tenant_enter). */
+extern char *wl_tenant_setting;
 
 /*
  * The tenant of this call after the first two documented checks: an empty
@@ -169,10 +179,10 @@ extern WlBinding wl_caller_binding;
 extern WlBinding wl_tenant_binding(const char *tenant, bool *bound);
 /* Drop the cached decisions (binding.c, after a change of bindings). */
 extern void wl_tenant_cache_reset(void);
-/* The refusal of a tenant the current role cannot reach (42501). */
-extern void wl_error_no_reach(const char *tenant) pg_attribute_noreturn();
-/* Same rule without raising: NULL when the current role may not act. */
-extern text *wl_tenant_visible(void);
+/* Refuse (42501) a call whose binding is narrower than at_least. */
+extern void wl_require_binding(WlBinding at_least, const char *verb);
+/* Is the tenant reached only through worklist.open_tenants (unbound)? */
+extern bool wl_tenant_open_only(const char *tenant);
 /* Is erase_tenant() running in this backend?  (Lets it past append-only.) */
 extern bool wl_erasing;
 
@@ -206,17 +216,14 @@ typedef struct WlTrustArg
 #define WL_CLOCK(argno, name)	{WL_TRUST_CLOCK, (argno), (name)}
 #define WL_TRUST(...)	((const WlTrustArg[]) {__VA_ARGS__, {WL_TRUST_END, 0, NULL}})
 
+/* Defines worklist.max_clock_skew. */
+extern void wl_trust_init(void);
 /*
  * wl_tenant_enter(), then the trust checks listed, in order: the order of
  * checks every verb follows (tenant, reach, trust, then its arguments).
  * Use as  tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
  */
 extern text *wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks);
-/* Check and assign hooks of worklist.max_clock_skew (an interval). */
-extern bool wl_check_clock_skew(char **newval, void **extra, GucSource source);
-extern void wl_assign_clock_skew(const char *newval, void *extra);
-/* Refuse (42501) a call whose binding is narrower than at_least. */
-extern void wl_require_binding(WlBinding at_least, const char *verb);
 
 /* ----------
  * SPI layer (spi.c)
