@@ -29,6 +29,7 @@ OBJS = \
 	src/sweep.o \
 	src/retention.o \
 	src/sweeper.o \
+	src/worker.o \
 	src/launcher.o \
 	src/stats.o \
 	src/hint.o \

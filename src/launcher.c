@@ -86,9 +86,6 @@ PGDLLEXPORT void wl_launcher_main(Datum main_arg);
 #define RESCAN_MS			(10 * 1000)
 /* A database where a command holds a conflicting lock: look again after. */
 #define LOCKED_RETRY_MS		500
-/* Pauses before starting a sweeper that failed again. */
-#define RETRY_FIRST_MS		1000
-#define RETRY_MAX_MS		(300 * 1000)
 /* How long the hook waits for a sweeper to leave, and when it cancels. */
 #define LEAVE_WAIT_MS		(10 * 1000)
 #define LEAVE_CANCEL_MS		1000
@@ -183,14 +180,8 @@ wl_launcher_init(void)
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = LAUNCHER_RESTART_SECONDS;
-	strlcpy(worker.bgw_library_name, "worklist", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "wl_launcher_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "worklist launcher", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "worklist launcher", BGW_MAXLEN);
+	wl_worker_fill(&worker, WL_LAUNCHER_MAIN, "worklist launcher", InvalidOid,
+				   LAUNCHER_RESTART_SECONDS);
 	RegisterBackgroundWorker(&worker);
 
 	/* inherited by every backend the postmaster starts */
@@ -337,14 +328,6 @@ database_locked(Oid database)
 	return n > 0;
 }
 
-static int64
-retry_pause(int failures)
-{
-	int64		ms = (int64) RETRY_FIRST_MS << Min(Max(failures - 1, 0), 20);
-
-	return Min(ms, RETRY_MAX_MS);
-}
-
 /*
  * A sweeper this launcher started has stopped: learn why from its slot.
  */
@@ -383,7 +366,7 @@ sweeper_stopped(KnownDatabase *db, TimestampTz now)
 			if (ran)
 				db->failures = 0;
 			db->failures++;
-			db->retry_at = TimestampTzPlusMilliseconds(now, retry_pause(db->failures));
+			db->retry_at = TimestampTzPlusMilliseconds(now, wl_backoff_ms(db->failures));
 			break;
 	}
 }
@@ -417,7 +400,8 @@ start_sweeper(KnownDatabase *db)
 	if (slot == NULL)
 		return NO_SLOT;
 
-	wl_sweeper_worker(&worker, db->database, BGW_NEVER_RESTART);
+	wl_worker_fill(&worker, WL_SWEEPER_MAIN, "worklist sweeper", db->database,
+				   BGW_NEVER_RESTART);
 	worker.bgw_notify_pid = MyProcPid;
 	db->look_again = false;
 	if (!RegisterDynamicBackgroundWorker(&worker, &db->handle))
@@ -509,8 +493,8 @@ look(void)
 		if (started != STARTED)
 		{
 			failure = Max(failure, started);
-			db->retry_at = TimestampTzPlusMilliseconds(now, RETRY_FIRST_MS);
-			next_ms = Min(next_ms, RETRY_FIRST_MS);
+			db->retry_at = TimestampTzPlusMilliseconds(now, WL_BACKOFF_FIRST_MS);
+			next_ms = Min(next_ms, WL_BACKOFF_FIRST_MS);
 		}
 	}
 	if (failure != STARTED && failure != said)

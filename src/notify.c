@@ -492,13 +492,10 @@ wl_notify_send(void)
 			tenants[i] = pending[i].tenant;
 			payloads[i] = pending[i].payload;
 		}
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
+		wl_worker_xact_begin("worklist sweeper: notifying");
 		(void) set_config_option("lock_timeout", SEND_LOCK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, 0, false);
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "worklist sweeper: notifying");
 		if (channels_exist())
 		{
 			wl_spi_begin(&spi);
@@ -511,10 +508,8 @@ wl_notify_send(void)
 			for (int i = 0; i < taken; i++)
 				sent[i] = true;
 		}
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		wl_worker_xact_end();
 		committed = true;
-		pgstat_report_activity(STATE_IDLE, NULL);
 	}
 	PG_CATCH();
 	{

@@ -104,10 +104,6 @@ PG_FUNCTION_INFO_V1(wl_sweeper_status);
 #define IDLE_CHECK_MS		250
 /* How long a conflicting lock must be held before the sweeper leaves. */
 #define LOCK_PATIENCE_MS	100
-/* Retry pauses of a failing tenant, and how often its failures are logged. */
-#define RETRY_FIRST_MS		1000
-#define RETRY_MAX_MS		(300 * 1000)
-#define LOG_EVERY_MS		(60 * 1000)
 
 /* This sweeper's slot in shared memory. */
 static WlSweeperSlot *my_slot = NULL;
@@ -144,36 +140,6 @@ static int	failing = 0;		/* entries with failures > 0 */
 static TimestampTz general_logged_at = 0;
 
 /* ----------
- * Recovering from errors
- * ----------
- */
-ErrorData *
-wl_worker_recover(MemoryContext cxt)
-{
-	ErrorData  *edata;
-
-	HOLD_INTERRUPTS();
-	MemoryContextSwitchTo(cxt);
-	edata = CopyErrorData();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	pgstat_report_activity(STATE_IDLE, NULL);
-	RESUME_INTERRUPTS();
-	return edata;
-}
-
-bool
-wl_log_due(TimestampTz *last)
-{
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (*last != 0 && !TimestampDifferenceExceeds(*last, now, LOG_EVERY_MS))
-		return false;
-	*last = now;
-	return true;
-}
-
-/* ----------
  * Slots
  * ----------
  */
@@ -184,12 +150,6 @@ wl_slot_find(WlShared *shared, Oid database)
 		if (shared->slots[i].database == database)
 			return &shared->slots[i];
 	return NULL;
-}
-
-bool
-wl_pid_alive(pid_t pid)
-{
-	return pid != 0 && BackendPidGetProc(pid) != NULL;
 }
 
 WlSweeperSlot *
@@ -223,20 +183,6 @@ wl_slot_take(WlShared *shared, Oid database)
 	oldest->pgprocno = -1;
 	oldest->used_at = GetCurrentTimestamp();
 	return oldest;
-}
-
-void
-wl_sweeper_worker(BackgroundWorker *worker, Oid database, int restart_time)
-{
-	memset(worker, 0, sizeof(*worker));
-	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker->bgw_restart_time = restart_time;
-	strlcpy(worker->bgw_library_name, "worklist", BGW_MAXLEN);
-	strlcpy(worker->bgw_function_name, "wl_sweeper_main", BGW_MAXLEN);
-	strlcpy(worker->bgw_name, "worklist sweeper", BGW_MAXLEN);
-	strlcpy(worker->bgw_type, "worklist sweeper", BGW_MAXLEN);
-	worker->bgw_main_arg = ObjectIdGetDatum(database);
 }
 
 static void
@@ -516,8 +462,7 @@ tenant_failed(const char *tenant, const char *message)
 
 	if (f->failures++ == 0)
 		failing++;
-	pause_ms = (int64) RETRY_FIRST_MS << Min(f->failures - 1, 20);
-	pause_ms = Min(pause_ms, RETRY_MAX_MS);
+	pause_ms = wl_backoff_ms(f->failures);
 	f->retry_at = TimestampTzPlusMilliseconds(now, pause_ms);
 	f->unlogged++;
 	record_error(tenant, message);
@@ -599,7 +544,7 @@ forget_recovered(void)
 	hash_seq_init(&seq, failures);
 	while ((f = hash_seq_search(&seq)) != NULL)
 		if (f->failures == 0 &&
-			TimestampDifferenceExceeds(f->logged_at, now, LOG_EVERY_MS))
+			TimestampDifferenceExceeds(f->logged_at, now, WL_LOG_EVERY_MS))
 			hash_search(failures, f->tenant, HASH_REMOVE, NULL);
 }
 
@@ -607,62 +552,6 @@ forget_recovered(void)
  * Leaving the database alone when asked
  * ----------
  */
-
-/*
- * The transactions that hold a lock on the database that a connection's
- * RowExclusiveLock conflicts with, and whose role could run a command that
- * needs the database to itself: DROP DATABASE, ALTER DATABASE ... RENAME /
- * SET TABLESPACE and CREATE DATABASE ... TEMPLATE take such a lock first
- * and then wait for every other session to leave, but only the database's
- * owner (a role with its privileges) and superusers get past the check
- * that follows.  Anybody else's lock is a command about to fail -- perhaps
- * retried in a loop to keep the sweeper out -- and is not counted.  A
- * prepared transaction's lock is not counted either (no such command can
- * be prepared).  Returns how many of holders[] (palloc'd, reordered) count.
- */
-int
-wl_owner_lock_holders(Oid database, VirtualTransactionId **holders_out)
-{
-	LOCKTAG		tag;
-	VirtualTransactionId *holders;
-	int			n;
-	int			kept = 0;
-	bool		own_xact = false;
-	HeapTuple	tuple;
-	Oid			owner = InvalidOid;
-
-	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, database, 0);
-	holders = GetLockConflicts(&tag, RowExclusiveLock, &n);
-	*holders_out = holders;
-	if (n == 0)
-		return 0;
-
-	if (!IsTransactionState())
-	{
-		StartTransactionCommand();
-		own_xact = true;
-	}
-	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(database));
-	if (HeapTupleIsValid(tuple))
-	{
-		owner = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
-		ReleaseSysCache(tuple);
-	}
-	for (int i = 0; i < n; i++)
-	{
-		PGPROC	   *proc = BackendIdGetProc(holders[i].backendId);
-		Oid			role = proc ? proc->roleId : InvalidOid;
-
-		if (!OidIsValid(role))
-			continue;
-		if (superuser_arg(role) ||
-			(OidIsValid(owner) && has_privs_of_role(role, owner)))
-			holders[kept++] = holders[i];
-	}
-	if (own_xact)
-		CommitTransactionCommand();
-	return kept;
-}
 
 /*
  * Has a transaction that could run such a command (wl_owner_lock_holders)
@@ -716,23 +605,6 @@ check_stop(void)
  * One tick
  * ----------
  */
-static void
-begin_xact(const char *activity)
-{
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, activity);
-}
-
-static void
-end_xact(void)
-{
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
 /*
  * Is the extension here at a version the library serves (its own or the
  * previous release's)?  Leaves when it is gone; says once that it waits
@@ -813,9 +685,9 @@ recheck_extension(void)
 	LWLockRelease(&shared->lock);
 	if (!asked)
 		return;
-	begin_xact("worklist sweeper: checking the extension");
+	wl_worker_xact_begin("worklist sweeper: checking the extension");
 	(void) extension_ready();
-	end_xact();
+	wl_worker_xact_end();
 }
 
 /*
@@ -829,7 +701,7 @@ list_tenants(MemoryContext cxt, bool *ready)
 	List	   *tenants = NIL;
 	WlSpi		spi;
 
-	begin_xact("worklist sweeper: listing tenants");
+	wl_worker_xact_begin("worklist sweeper: listing tenants");
 	*ready = extension_ready();
 	if (*ready)
 	{
@@ -837,7 +709,7 @@ list_tenants(MemoryContext cxt, bool *ready)
 		tenants = wl_due_tenants(GetCurrentTransactionStartTimestamp(), cxt);
 		wl_spi_end(&spi);
 	}
-	end_xact();
+	wl_worker_xact_end();
 	return tenants;
 }
 
@@ -874,7 +746,7 @@ sweep_batch(text *tenant, int batch, WlSweepResult *total, MemoryContext cxt)
 	{
 		WlSpi		spi;
 
-		begin_xact("worklist sweeper: sweeping");
+		wl_worker_xact_begin("worklist sweeper: sweeping");
 		if (OidIsValid(get_extension_oid("worklist", true)))
 		{
 			/* what the parts count (wl_count) is counted for this tenant */
@@ -886,7 +758,7 @@ sweep_batch(text *tenant, int batch, WlSweepResult *total, MemoryContext cxt)
 							batch, &r);
 			wl_spi_end(&spi);
 		}
-		end_xact();
+		wl_worker_xact_end();
 		ok = true;
 	}
 	PG_CATCH();
@@ -1012,9 +884,9 @@ wl_sweeper_main(Datum main_arg)
 									 ALLOCSET_DEFAULT_SIZES);
 
 	/* leave at once where the extension is missing; sweep after an interval */
-	begin_xact("worklist sweeper: checking the extension");
+	wl_worker_xact_begin("worklist sweeper: checking the extension");
 	(void) extension_ready();
-	end_xact();
+	wl_worker_xact_end();
 	last_start = GetCurrentTimestamp();
 
 	for (;;)
@@ -1168,7 +1040,8 @@ start_dynamic(void)
 
 	PG_TRY();
 	{
-		wl_sweeper_worker(&worker, MyDatabaseId, SWEEPER_RESTART_SECONDS);
+		wl_worker_fill(&worker, WL_SWEEPER_MAIN, "worklist sweeper",
+					   MyDatabaseId, SWEEPER_RESTART_SECONDS);
 		worker.bgw_notify_pid = MyProcPid;
 		if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 			ereport(ERROR,

@@ -11,6 +11,7 @@
 #define WORKLIST_SWEEPER_H
 
 #include "stats.h"
+#include "worker.h"
 
 #include "postmaster/bgworker.h"
 #include "storage/lock.h"
@@ -23,27 +24,6 @@ extern WlSweeperSlot *wl_slot_find(WlShared *shared, Oid database);
  * WlShared.lock exclusively.
  */
 extern WlSweeperSlot *wl_slot_take(WlShared *shared, Oid database);
-/*
- * How many transactions hold a conflicting lock on the database that could
- * run a command needing it alone (its owner's, superusers'); *holders is
- * palloc'd and starts with them.
- */
-extern int	wl_owner_lock_holders(Oid database, VirtualTransactionId **holders);
-/* Is the process still there?  (A pid read from a slot may be stale.) */
-extern bool wl_pid_alive(pid_t pid);
-
-/*
- * After an error caught in a background worker's loop: copy it (into cxt),
- * abort the transaction, and return the copy.
- */
-extern ErrorData *wl_worker_recover(MemoryContext cxt);
-/* Is a rate-limited log line due (at most one a minute)?  Updates *last. */
-extern bool wl_log_due(TimestampTz *last);
-
-/* Fill in a sweeper for a database (launcher.c and start_sweeper). */
-extern void wl_sweeper_worker(BackgroundWorker *worker, Oid database,
-							  int restart_time);
-
 /* launcher.c: look at a database again (after CREATE EXTENSION, say). */
 extern void wl_launcher_probe(Oid database);
 /* launcher.c: wake the launcher (a database came or went). */
