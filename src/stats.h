@@ -100,13 +100,7 @@ typedef struct WlSweeperSlot
 	TimestampTz last_tick;
 	double		last_duration_ms;
 	int64		ticks;
-	int64		denied;
-	int64		proceeded;
-	int64		escalated;
-	int64		tickets_escalated;
-	int64		tickets_confirmed;
-	int64		claims_released;
-	int64		purged;
+	WlSweepTotals totals;
 	int			n_error_tenants;
 	char		error_tenants[WL_ERROR_TENANTS][WL_TENANT_KEY_LEN];
 	TimestampTz last_error_at;

@@ -324,13 +324,9 @@ record_tick(TimestampTz start, const WlSweepResult *done)
 	my_slot->last_tick = end;
 	my_slot->last_duration_ms = (double) (end - start) / 1000.0;
 	my_slot->ticks++;
-	my_slot->denied += done->denied;
-	my_slot->proceeded += done->proceeded;
-	my_slot->escalated += done->escalated;
-	my_slot->tickets_escalated += done->tickets_escalated;
-	my_slot->tickets_confirmed += done->tickets_confirmed;
-	my_slot->claims_released += done->claims_released;
-	my_slot->purged += done->purged;
+#define ADD(name) my_slot->totals.name += done->name;
+	WL_SWEEP_COUNTS(ADD)
+#undef ADD
 	LWLockRelease(&shared->lock);
 }
 
@@ -1126,13 +1122,9 @@ wl_sweeper_status(PG_FUNCTION_ARGS)
 		size_t		offset;
 	}			totals[] = {
 		{"ticks", offsetof(WlSweeperSlot, ticks)},
-		{"denied", offsetof(WlSweeperSlot, denied)},
-		{"proceeded", offsetof(WlSweeperSlot, proceeded)},
-		{"escalated", offsetof(WlSweeperSlot, escalated)},
-		{"tickets_escalated", offsetof(WlSweeperSlot, tickets_escalated)},
-		{"tickets_confirmed", offsetof(WlSweeperSlot, tickets_confirmed)},
-		{"claims_released", offsetof(WlSweeperSlot, claims_released)},
-		{"purged", offsetof(WlSweeperSlot, purged)},
+#define TOTAL(name) {#name, offsetof(WlSweeperSlot, totals.name)},
+		WL_SWEEP_COUNTS(TOTAL)
+#undef TOTAL
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	WlShared   *shared = wl_shared_attach();

@@ -418,16 +418,34 @@ extern void wl_stats_shmem_init(void);
  * called with SPI already begun (wl_spi_begin).
  * ----------
  */
+/*
+ * What a sweep did, one count a line, in the order of the columns of
+ * worklist.sweep_result (sweeper_status shows the same totals, by name).
+ * A new count is one line here, and its column in the SQL.
+ */
+#define WL_SWEEP_COUNTS(X) \
+	X(denied) \
+	X(proceeded) \
+	X(escalated) \
+	X(tickets_escalated) \
+	X(tickets_confirmed) \
+	X(claims_released) \
+	X(purged)
+
 typedef struct WlSweepResult
 {
-	int32		denied;
-	int32		proceeded;
-	int32		escalated;
-	int32		tickets_escalated;
-	int32		tickets_confirmed;
-	int32		claims_released;
-	int32		purged;
+#define WL_SWEEP_FIELD(name) int32 name;
+	WL_SWEEP_COUNTS(WL_SWEEP_FIELD)
+#undef WL_SWEEP_FIELD
 } WlSweepResult;
+
+/* The totals of many sweeps (a sweeper's, since server start). */
+typedef struct WlSweepTotals
+{
+#define WL_SWEEP_TOTAL(name) int64 name;
+	WL_SWEEP_COUNTS(WL_SWEEP_TOTAL)
+#undef WL_SWEEP_TOTAL
+} WlSweepTotals;
 
 /* Expiry policies of overdue tasks (task.c). */
 extern void wl_task_sweep(text *tenant, TimestampTz now, int32 lim,
@@ -460,9 +478,6 @@ extern void wl_sweep_add(WlSweepResult *total, const WlSweepResult *one);
  */
 extern List *wl_due_tenants(TimestampTz now, MemoryContext cxt);
 
-/* sweep.c: the sweep_result composite for a function returning one */
-extern Datum wl_sweep_result_datum(FunctionCallInfo fcinfo,
-								   const WlSweepResult *result);
 
 /* ----------
  * Where claim_next starts (hint.c): a key in queue order below which no
