@@ -33,6 +33,7 @@ OBJS = \
 	src/launcher.o \
 	src/stats.o \
 	src/hint.o \
+	src/shmem.o \
 	src/notify.o
 
 # Scripts.  sql/*.sql are pg_regress inputs only; the extension's scripts

@@ -44,9 +44,9 @@
  * up to 5 min).  worklist.database, which named the sweeper's database
  * before the launcher existed, is accepted and ignored, with one log line.
  *
- * Shared state: the slots and the launcher's fields of WlShared, under
- * WlShared.lock (stats.h).  The launcher's own bookkeeping (a hash of the
- * databases it knows) is local to it.
+ * Shared state: the launcher meets the sweepers only in their slots and
+ * its mailbox in shared memory (shmem.c).  Its own bookkeeping (a hash of
+ * the databases it knows) is local to it.
  *
  *-------------------------------------------------------------------------
  */
@@ -119,57 +119,6 @@ static bool rescan_at_commit = false;
 static bool xact_callback_registered = false;
 
 /* ----------
- * Asking the launcher
- * ----------
- */
-void
-wl_launcher_wake(void)
-{
-	WlShared   *shared = wl_shared_attach();
-	int			procno;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	procno = shared->launcher_procno;
-	LWLockRelease(&shared->lock);
-	if (procno >= 0)
-		SetLatch(&GetPGProcByNumber(procno)->procLatch);
-}
-
-void
-wl_launcher_probe(Oid database)
-{
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (shared->nprobe < WL_PROBE_MAX)
-		shared->probe[shared->nprobe++] = database;
-	else
-		shared->probe_all = true;
-	LWLockRelease(&shared->lock);
-	wl_launcher_wake();
-}
-
-/* Make the database's running sweeper check its extension now. */
-static void
-recheck_extension(Oid database)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	int			sweeper = -1;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, database);
-	if (slot && slot->pid != 0)
-	{
-		slot->recheck_extension = true;
-		sweeper = slot->pgprocno;
-	}
-	LWLockRelease(&shared->lock);
-	if (sweeper >= 0)
-		SetLatch(&GetPGProcByNumber(sweeper)->procLatch);
-}
-
-/* ----------
  * The launcher
  * ----------
  */
@@ -178,8 +127,6 @@ wl_launcher_init(void)
 {
 	BackgroundWorker worker;
 
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	wl_worker_fill(&worker, WL_LAUNCHER_MAIN, "worklist launcher", InvalidOid,
 				   LAUNCHER_RESTART_SECONDS);
 	RegisterBackgroundWorker(&worker);
@@ -192,15 +139,7 @@ wl_launcher_init(void)
 static void
 launcher_gone(int code, Datum arg)
 {
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (shared->launcher_pid == MyProcPid)
-	{
-		shared->launcher_pid = 0;
-		shared->launcher_procno = -1;
-	}
-	LWLockRelease(&shared->lock);
+	wl_shm_launcher_unregister();
 }
 
 /* worklist.database is ignored: say so once each time it is set. */
@@ -241,18 +180,9 @@ init_known(KnownDatabase *db)
 static void
 drain_probes(void)
 {
-	WlShared   *shared = wl_shared_attach();
 	Oid			probe[WL_PROBE_MAX];
-	int			n;
 	bool		all;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	n = shared->nprobe;
-	memcpy(probe, shared->probe, sizeof(Oid) * n);
-	all = shared->probe_all;
-	shared->nprobe = 0;
-	shared->probe_all = false;
-	LWLockRelease(&shared->lock);
+	int			n = wl_shm_launcher_take_probes(probe, &all);
 
 	for (int i = 0; i < n || all; i++)
 	{
@@ -334,19 +264,10 @@ database_locked(Oid database)
 static void
 sweeper_stopped(KnownDatabase *db, TimestampTz now)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	WlSweeperExit reason = WL_EXIT_FAILED;
-	bool		ran = false;
+	WlSweeperExit reason;
+	bool		ran;
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = wl_slot_find(shared, db->database);
-	if (slot)
-	{
-		reason = slot->exit_reason;
-		ran = slot->ran;
-	}
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_exit_status(db->database, &reason, &ran);
 
 	pfree(db->handle);
 	db->handle = NULL;
@@ -371,7 +292,7 @@ sweeper_stopped(KnownDatabase *db, TimestampTz now)
 	}
 }
 
-/* Why start_sweeper() could not start a sweeper. */
+/* Why launch_sweeper() could not start a sweeper. */
 typedef enum StartFailure
 {
 	STARTED,
@@ -379,25 +300,14 @@ typedef enum StartFailure
 	NO_WORKER					/* no background worker could be had */
 } StartFailure;
 
-/* Start the sweeper of a database. */
+/* Start the sweeper of a database, by the name of its entry point. */
 static StartFailure
-start_sweeper(KnownDatabase *db)
+launch_sweeper(KnownDatabase *db)
 {
 	BackgroundWorker worker;
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
 
 	/* its slot, so that it can say why it stops */
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_take(shared, db->database);
-	if (slot)
-	{
-		slot->exit_reason = WL_EXIT_NONE;
-		slot->ran = false;
-		slot->used_at = GetCurrentTimestamp();
-	}
-	LWLockRelease(&shared->lock);
-	if (slot == NULL)
+	if (!wl_shm_slot_prepare(db->database))
 		return NO_SLOT;
 
 	wl_worker_fill(&worker, WL_SWEEPER_MAIN, "worklist sweeper", db->database,
@@ -416,7 +326,6 @@ start_sweeper(KnownDatabase *db)
 static long
 look(void)
 {
-	WlShared   *shared = wl_shared_attach();
 	TimestampTz now = GetCurrentTimestamp();
 	List	   *databases = eligible_databases();
 	HASH_SEQ_STATUS seq;
@@ -445,9 +354,8 @@ look(void)
 	while ((db = hash_seq_search(&seq)) != NULL)
 	{
 		pid_t		pid;
-		bool		running = false;
-		bool		paused = false;
-		WlSweeperSlot *slot;
+		bool		running;
+		bool		paused;
 
 		if (db->handle != NULL)
 		{
@@ -458,11 +366,7 @@ look(void)
 		if (!db->seen)
 		{
 			/* the database is gone: forget it, and free its slot */
-			LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-			slot = wl_slot_find(shared, db->database);
-			if (slot && slot->pid == 0 && !wl_pid_alive(slot->paused_by))
-				slot->database = InvalidOid;
-			LWLockRelease(&shared->lock);
+			wl_shm_slot_forget(db->database);
 			hash_search(known, &db->database, HASH_REMOVE, NULL);
 			continue;
 		}
@@ -474,14 +378,7 @@ look(void)
 			continue;
 		}
 
-		LWLockAcquire(&shared->lock, LW_SHARED);
-		slot = wl_slot_find(shared, db->database);
-		if (slot)
-		{
-			running = wl_pid_alive(slot->pid);
-			paused = wl_pid_alive(slot->paused_by);
-		}
-		LWLockRelease(&shared->lock);
+		wl_shm_slot_state(db->database, &running, &paused);
 		if (running)
 			continue;			/* one this launcher did not start */
 		if (paused || database_locked(db->database))
@@ -489,7 +386,7 @@ look(void)
 			next_ms = Min(next_ms, LOCKED_RETRY_MS);
 			continue;
 		}
-		started = start_sweeper(db);
+		started = launch_sweeper(db);
 		if (started != STARTED)
 		{
 			failure = Max(failure, started);
@@ -512,7 +409,6 @@ look(void)
 void
 wl_launcher_main(Datum main_arg)
 {
-	WlShared   *shared;
 	MemoryContext loop_cxt;
 	HASHCTL		info;
 	TimestampTz next_look = 0;
@@ -522,11 +418,7 @@ wl_launcher_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
-	shared = wl_shared_attach();
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	shared->launcher_pid = MyProcPid;
-	shared->launcher_procno = MyProc->pgprocno;
-	LWLockRelease(&shared->lock);
+	wl_shm_launcher_register();
 	before_shmem_exit(launcher_gone, (Datum) 0);
 
 	info.keysize = sizeof(Oid);
@@ -577,7 +469,6 @@ wl_launcher_main(Datum main_arg)
 static void
 launcher_xact_callback(XactEvent event, void *arg)
 {
-	WlShared   *shared;
 	ListCell   *lc;
 	bool		committed;
 
@@ -588,25 +479,17 @@ launcher_xact_callback(XactEvent event, void *arg)
 		!rescan_at_commit)
 		return;
 	committed = (event == XACT_EVENT_COMMIT);
-	shared = wl_shared_attach();
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	foreach(lc, paused_databases)
-	{
-		WlSweeperSlot *slot = wl_slot_find(shared, lfirst_oid(lc));
-
-		if (slot && slot->paused_by == MyProcPid)
-			slot->paused_by = 0;
-	}
-	LWLockRelease(&shared->lock);
+		wl_shm_slot_unpause(lfirst_oid(lc));
 	list_free(paused_databases);
 	paused_databases = NIL;
 
 	if (committed && recheck_at_commit)
-		recheck_extension(MyDatabaseId);
+		wl_shm_slot_recheck(MyDatabaseId);
 	if (committed && probe_at_commit)
-		wl_launcher_probe(MyDatabaseId);
+		wl_shm_launcher_probe(MyDatabaseId);
 	else
-		wl_launcher_wake();
+		wl_shm_launcher_wake();
 	probe_at_commit = false;
 	recheck_at_commit = false;
 	rescan_at_commit = false;
@@ -629,34 +512,19 @@ register_xact_callback(void)
 static void
 pause_database(Oid database)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	pid_t		pid = 0;
-	int			procno = -1;
+	pid_t		pid;
 	MemoryContext old;
 	TimestampTz start;
 	bool		cancelled = false;
 
 	register_xact_callback();
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	/*
-	 * Only a database whose sweeper runs is paused: no slot is taken, or
-	 * kept from reuse, for one that has none (that would let a role owning
-	 * many databases fill the slots by pausing them all in one
-	 * transaction).  The launcher starts no sweeper while the command holds
-	 * its lock on the database anyway; the pause spares the time between
-	 * the sweeper's leaving and the command's taking that lock.
+	 * Only a database whose sweeper runs is paused (see wl_shm_slot_pause).
+	 * The launcher starts no sweeper while the command holds its lock on
+	 * the database anyway; the pause spares the time between the sweeper's
+	 * leaving and the command's taking that lock.
 	 */
-	slot = wl_slot_find(shared, database);
-	if (slot && wl_pid_alive(slot->pid))
-	{
-		slot->paused_by = MyProcPid;
-		slot->used_at = GetCurrentTimestamp();
-		pid = slot->pid;
-		procno = slot->pgprocno;
-		slot->stop_requested = true;
-	}
-	LWLockRelease(&shared->lock);
+	pid = wl_shm_slot_pause(database);
 	if (pid == 0)
 		return;
 
@@ -664,16 +532,10 @@ pause_database(Oid database)
 	paused_databases = lappend_oid(paused_databases, database);
 	MemoryContextSwitchTo(old);
 
-	SetLatch(&GetPGProcByNumber(procno)->procLatch);
 	start = GetCurrentTimestamp();
 	for (;;)
 	{
-		bool		gone;
-
-		LWLockAcquire(&shared->lock, LW_SHARED);
-		gone = (slot->database != database || slot->pid != pid);
-		LWLockRelease(&shared->lock);
-		if (gone || !wl_pid_alive(pid))
+		if (wl_shm_slot_left(database, pid) || !wl_pid_alive(pid))
 			break;
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEAVE_WAIT_MS))
 			break;				/* the command will wait and decide itself */

@@ -49,11 +49,11 @@
  * worklist.notify = off records nothing.
  *
  * Shared state: the tenant entries and their list of entries waiting to
- * be sent (stats.h, under WlShared.tenants_lock), and each slot's
- * notify_pending flag (under WlShared.lock).
+ * be sent, and each slot's notify_pending flag (shmem.c).
  *
  *-------------------------------------------------------------------------
  */
+#include "stats.h"
 #include "sweeper.h"
 
 #include "access/xact.h"
@@ -321,41 +321,12 @@ wl_notify_at_commit(List *records)
  * With preloading: the sweeper sends
  * ----------
  */
-void
-wl_notify_wake_sweeper(void)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	int			procno = -1;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, MyDatabaseId);
-	if (slot)
-	{
-		slot->notify_pending = true;
-		procno = slot->pgprocno;
-	}
-	LWLockRelease(&shared->lock);
-	if (procno >= 0)
-		SetLatch(&GetPGProcByNumber(procno)->procLatch);
-}
-
 long
 wl_notify_due(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	bool		pending = false;
 	TimestampTz now;
 
-	if (!wl_preloaded)
-		return -1;
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = wl_slot_find(shared, MyDatabaseId);
-	if (slot)
-		pending = slot->notify_pending;
-	LWLockRelease(&shared->lock);
-	if (!pending)
+	if (!wl_shm_preloaded() || !wl_shm_notify_pending(MyDatabaseId))
 		return -1;
 	now = GetCurrentTimestamp();
 	if (now < send_retry_at)
@@ -365,93 +336,14 @@ wl_notify_due(void)
 	return SEND_GAP_MS - (long) ((now - last_send) / 1000);
 }
 
-/* What one send takes for a tenant: its counts, and their payload. */
-typedef struct Pending
-{
-	char	   *tenant;
-	uint32		counts[WL_CHANGE__N];
-	char	   *payload;
-} Pending;
-
-/*
- * Take the queued entries of this database off the list and their counts
- * out of them.  Returns how many have counts (*out, palloc'd).
- */
-static pg_noinline int
-take_pending(Pending **out)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	WlTenantEntry *mine = NULL;
-	WlTenantEntry **link;
-	int			n = 0;
-	int			size = 16;
-	Pending    *pending;
-
-	/* cleared first: whatever is queued from now on sets it again */
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, MyDatabaseId);
-	if (slot)
-		slot->notify_pending = false;
-	LWLockRelease(&shared->lock);
-
-	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
-	link = &shared->dirty_head;
-	while (*link != NULL)
-	{
-		WlTenantEntry *e = *link;
-
-		if (e->key.database == MyDatabaseId)
-		{
-			*link = e->next_dirty;
-			e->next_dirty = mine;
-			mine = e;
-		}
-		else
-			link = &e->next_dirty;
-	}
-	LWLockRelease(&shared->tenants_lock);
-
-	pending = palloc(sizeof(Pending) * size);
-	for (WlTenantEntry *e = mine; e != NULL;)
-	{
-		WlTenantEntry *next = e->next_dirty;
-		Pending    *p = &pending[n];
-
-		e->next_dirty = NULL;
-		pg_atomic_write_u32(&e->queued, 0);
-		pg_memory_barrier();
-		for (int i = 0; i < WL_CHANGE__N; i++)
-			p->counts[i] = pg_atomic_exchange_u32(&e->events[i], 0);
-		p->payload = payload(p->counts);
-		if (p->payload != NULL)
-		{
-			p->tenant = pstrdup(e->key.tenant);
-			if (++n == size)
-			{
-				size *= 2;
-				pending = repalloc(pending, sizeof(Pending) * size);
-			}
-		}
-		e = next;
-	}
-	*out = pending;
-	return n;
-}
-
 /* Give counts that were not sent back to their tenant's entry. */
 static void
-put_back(const Pending *p)
+put_back(const WlPendingEvents *p)
 {
-	WlTenantEntry *entry = wl_tenant_entry(MyDatabaseId, p->tenant, false);
+	WlTenantEntry *entry = wl_shm_tenant(MyDatabaseId, p->tenant, false);
 
-	if (entry == NULL)
-		return;
-	for (int i = 0; i < WL_CHANGE__N; i++)
-		if (p->counts[i] != 0)
-			pg_atomic_fetch_add_u32(&entry->events[i], p->counts[i]);
-	if (wl_tenant_queue(entry))
-		wl_notify_wake_sweeper();
+	if (entry != NULL && wl_shm_tenant_add(entry, NULL, p->events))
+		wl_shm_notify_wake(MyDatabaseId);
 }
 
 /*
@@ -469,14 +361,14 @@ void
 wl_notify_send(void)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	Pending    *pending;
+	WlPendingEvents *pending;
 	int			taken;
 	volatile bool committed = false;
 	volatile bool retry = false;
 	bool	   *sent;
 
 	last_send = GetCurrentTimestamp();
-	taken = take_pending(&pending);
+	taken = wl_shm_take_events(MyDatabaseId, &pending);
 	if (taken == 0)
 		return;
 	sent = palloc0(sizeof(bool) * taken);
@@ -490,7 +382,7 @@ wl_notify_send(void)
 		for (int i = 0; i < taken; i++)
 		{
 			tenants[i] = pending[i].tenant;
-			payloads[i] = pending[i].payload;
+			payloads[i] = payload(pending[i].events);
 		}
 		wl_worker_xact_begin("worklist sweeper: notifying");
 		(void) set_config_option("lock_timeout", SEND_LOCK_TIMEOUT,

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * stats.c
- *	  Shared memory for per-server state, what each transaction did per
- *	  tenant, the cumulative counters, and worklist.stats().
+ *	  What each transaction did per tenant, the cumulative counters, and
+ *	  worklist.stats().
  *
  * The counters count what an operator must see to know work was rescued
  * or a stalled writer stopped: claims, claim conflicts, take-overs, claim
@@ -19,7 +19,7 @@
  * then reports the counters as NULL rather than as numbers that silently
  * miss events.
  *
- * Locking: see stats.h.
+ * The shared table and its locks are in shmem.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,182 +35,6 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
-
-bool		wl_preloaded = false;
-
-/* Sweeper slots without preloading: a few databases can use start_sweeper(). */
-#define WL_SLOTS_DYNAMIC	4
-/* With preloading: one per worker process, and a few for paused databases. */
-#define WL_SLOTS_SPARE		8
-
-static WlShared *wl_shared = NULL;
-static HTAB *tenant_hash = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static int
-slot_count(void)
-{
-	return wl_preloaded ? max_worker_processes + WL_SLOTS_SPARE : WL_SLOTS_DYNAMIC;
-}
-
-static Size
-shared_size(void)
-{
-	return add_size(offsetof(WlShared, slots),
-					mul_size(slot_count(), sizeof(WlSweeperSlot)));
-}
-
-static void
-wl_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(shared_size()));
-	RequestAddinShmemSpace(hash_estimate_size(wl_max_tenant_counters,
-											  sizeof(WlTenantEntry)));
-}
-
-/* The tenant hash compares the database and the name up to its NUL. */
-static uint32
-tenant_key_hash(const void *key, Size keysize)
-{
-	const WlTenantKey *k = (const WlTenantKey *) key;
-
-	return hash_bytes((const unsigned char *) k->tenant, strlen(k->tenant)) ^
-		hash_uint32((uint32) k->database);
-}
-
-static int
-tenant_key_match(const void *key1, const void *key2, Size keysize)
-{
-	const WlTenantKey *a = (const WlTenantKey *) key1;
-	const WlTenantKey *b = (const WlTenantKey *) key2;
-
-	if (a->database != b->database)
-		return 1;
-	return strcmp(a->tenant, b->tenant);
-}
-
-WlShared *
-wl_shared_attach(void)
-{
-	bool		found;
-
-	if (wl_shared)
-		return wl_shared;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	wl_shared = ShmemInitStruct("worklist", shared_size(), &found);
-	if (!found)
-	{
-		memset(wl_shared, 0, shared_size());
-		wl_shared->tranche_id = LWLockNewTrancheId();
-		LWLockInitialize(&wl_shared->lock, wl_shared->tranche_id);
-		LWLockInitialize(&wl_shared->tenants_lock, wl_shared->tranche_id);
-		wl_shared->launcher_procno = -1;
-		wl_shared->nslots = slot_count();
-		for (int i = 0; i < wl_shared->nslots; i++)
-			wl_shared->slots[i].pgprocno = -1;
-	}
-	if (wl_preloaded)
-	{
-		HASHCTL		info;
-
-		info.keysize = sizeof(WlTenantKey);
-		info.entrysize = sizeof(WlTenantEntry);
-		info.hash = tenant_key_hash;
-		info.match = tenant_key_match;
-		tenant_hash = ShmemInitHash("worklist tenants",
-									wl_max_tenant_counters,
-									wl_max_tenant_counters,
-									&info,
-									HASH_ELEM | HASH_FUNCTION | HASH_COMPARE);
-	}
-	LWLockRelease(AddinShmemInitLock);
-	LWLockRegisterTranche(wl_shared->tranche_id, "worklist");
-	return wl_shared;
-}
-
-static void
-wl_shmem_startup(void)
-{
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	wl_shared = NULL;
-	(void) wl_shared_attach();
-}
-
-void
-wl_stats_shmem_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	wl_preloaded = true;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = wl_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = wl_shmem_startup;
-}
-
-static void
-make_key(WlTenantKey *key, Oid database, const char *tenant)
-{
-	memset(key, 0, sizeof(*key));
-	key->database = database;
-	strlcpy(key->tenant, tenant, sizeof(key->tenant));
-}
-
-WlTenantEntry *
-wl_tenant_entry(Oid database, const char *tenant, bool create)
-{
-	WlShared   *shared;
-	WlTenantEntry *entry;
-	WlTenantKey key;
-	bool		found;
-	bool		became_full = false;
-
-	if (!wl_preloaded)
-		return NULL;
-	shared = wl_shared_attach();
-	make_key(&key, database, tenant);
-
-	LWLockAcquire(&shared->tenants_lock, LW_SHARED);
-	entry = hash_search(tenant_hash, &key, HASH_FIND, NULL);
-	LWLockRelease(&shared->tenants_lock);
-	if (entry != NULL || !create)
-		return entry;
-
-	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
-	/* a hard cap: the table must not eat shared memory others need */
-	if (hash_get_num_entries(tenant_hash) < wl_max_tenant_counters)
-		entry = hash_search(tenant_hash, &key, HASH_ENTER_NULL, &found);
-	else
-		entry = hash_search(tenant_hash, &key, HASH_FIND, &found);
-	if (entry == NULL)
-	{
-		became_full = !shared->tenants_full;
-		shared->tenants_full = true;
-	}
-	else if (!found)
-	{
-		for (int i = 0; i < WL_COUNT__N; i++)
-			pg_atomic_init_u64(&entry->counters[i], 0);
-		for (int i = 0; i < WL_CHANGE__N; i++)
-			pg_atomic_init_u32(&entry->events[i], 0);
-		pg_atomic_init_u32(&entry->queued, 0);
-		entry->next_dirty = NULL;
-	}
-	LWLockRelease(&shared->tenants_lock);
-
-	if (became_full)
-		ereport(LOG,
-				(errmsg("worklist tenant table is full: counters and notifications of further tenants are not kept"),
-				 errdetail("Shared memory holds %d tenants (of all databases).",
-						   wl_max_tenant_counters),
-				 errhint("Raise worklist.max_tenant_counters (needs a restart).")));
-	return entry;
-}
 
 /* ----------
  * What the current transaction did, per tenant
@@ -290,41 +114,14 @@ publish(void)
 			any = rec->events[i] != 0;
 		if (!any || rec->open_only)
 			continue;
-		entry = wl_tenant_entry(MyDatabaseId, rec->tenant, true);
+		entry = wl_shm_tenant(MyDatabaseId, rec->tenant, true);
 		if (entry == NULL)
 			continue;			/* full: lost, and said so once */
-
-		for (int i = 0; i < WL_COUNT__N; i++)
-			if (rec->counts[i] != 0)
-				pg_atomic_fetch_add_u64(&entry->counters[i], rec->counts[i]);
-		any = false;
-		for (int i = 0; i < WL_CHANGE__N; i++)
-			if (rec->events[i] != 0)
-			{
-				pg_atomic_fetch_add_u32(&entry->events[i], rec->events[i]);
-				any = true;
-			}
-		if (any && wl_tenant_queue(entry))
+		if (wl_shm_tenant_add(entry, rec->counts, rec->events))
 			wake = true;
 	}
 	if (wake)
-		wl_notify_wake_sweeper();
-}
-
-bool
-wl_tenant_queue(WlTenantEntry *entry)
-{
-	uint32		expected = 0;
-	WlShared   *shared;
-
-	if (!pg_atomic_compare_exchange_u32(&entry->queued, &expected, 1))
-		return false;
-	shared = wl_shared_attach();
-	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
-	entry->next_dirty = shared->dirty_head;
-	shared->dirty_head = entry;
-	LWLockRelease(&shared->tenants_lock);
-	return true;
+		wl_shm_notify_wake(MyDatabaseId);
 }
 
 /*
@@ -351,7 +148,7 @@ notify_unshared(void)
 		if (!any)
 			continue;
 		if (rec->open_only ||
-			wl_tenant_entry(MyDatabaseId, rec->tenant, true) == NULL)
+			wl_shm_tenant(MyDatabaseId, rec->tenant, true) == NULL)
 			direct = lappend(direct, rec);
 	}
 	if (direct == NIL)
@@ -369,13 +166,13 @@ xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			if (!wl_preloaded && xact_tenants != NIL)
+			if (!wl_shm_preloaded() && xact_tenants != NIL)
 				wl_notify_at_commit(xact_tenants);
 			else if (xact_tenants != NIL)
 				notify_unshared();
 			break;
 		case XACT_EVENT_COMMIT:
-			if (wl_preloaded)
+			if (wl_shm_preloaded())
 				publish();
 			xact_forget();
 			break;
@@ -385,7 +182,7 @@ xact_callback(XactEvent event, void *arg)
 			 * transaction's work; its notifications are dropped: whether it
 			 * will commit is not known here.
 			 */
-			if (wl_preloaded)
+			if (wl_shm_preloaded())
 			{
 				ListCell   *lc;
 
@@ -460,16 +257,16 @@ wl_count_n(WlCounter counter, uint32 n)
 {
 	const char *tenant = wl_tenant_setting;
 
-	if (!wl_preloaded || tenant == NULL || n == 0)
+	if (!wl_shm_preloaded() || tenant == NULL || n == 0)
 		return;
 	if (counter == WL_COUNT_CLAIM_CONFLICTS || counter == WL_COUNT_STALE_FENCES)
 	{
 		WlTenantEntry *entry = NULL;
 
 		if (!wl_tenant_open_only(tenant))
-			entry = wl_tenant_entry(MyDatabaseId, tenant, true);
+			entry = wl_shm_tenant(MyDatabaseId, tenant, true);
 		if (entry)
-			pg_atomic_fetch_add_u64(&entry->counters[counter], n);
+			wl_shm_tenant_count(entry, counter, n);
 		return;
 	}
 	wl_xact_tenant(tenant)->counts[counter] += n;
@@ -484,26 +281,19 @@ wl_count(WlCounter counter)
 bool
 wl_tenant_counters(const char *tenant, uint64 *out)
 {
-	WlShared   *shared;
 	WlTenantEntry *entry;
-	bool		full;
 
-	if (!wl_preloaded || wl_tenant_open_only(tenant))
+	if (!wl_shm_preloaded() || wl_tenant_open_only(tenant))
 		return false;
-	shared = wl_shared_attach();
-	entry = wl_tenant_entry(MyDatabaseId, tenant, false);
+	entry = wl_shm_tenant(MyDatabaseId, tenant, false);
 	if (entry)
 	{
-		for (int i = 0; i < WL_COUNT__N; i++)
-			out[i] = pg_atomic_read_u64(&entry->counters[i]);
+		wl_shm_tenant_counters(entry, out);
 		return true;
 	}
 	memset(out, 0, sizeof(uint64) * WL_COUNT__N);
 	/* a tenant without an entry may have counted when there was no room */
-	LWLockAcquire(&shared->tenants_lock, LW_SHARED);
-	full = shared->tenants_full;
-	LWLockRelease(&shared->tenants_lock);
-	return !full;
+	return !wl_shm_tenants_full();
 }
 
 PG_FUNCTION_INFO_V1(wl_stats);

@@ -12,7 +12,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "hint.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"

@@ -51,8 +51,8 @@
  * the tick forces a report at its end, so autovacuum sees the sweeper's
  * dead rows while it runs.
  *
- * Status: the sweeper writes its slot (stats.h) under WlShared.lock;
- * worklist.sweeper_status reads the current database's slot under it.
+ * Status: the sweeper writes its slot in shared memory (shmem.c);
+ * worklist.sweeper_status reads the current database's slot.
  *
  *-------------------------------------------------------------------------
  */
@@ -106,7 +106,7 @@ PG_FUNCTION_INFO_V1(wl_sweeper_status);
 #define LOCK_PATIENCE_MS	100
 
 /* This sweeper's slot in shared memory. */
-static WlSweeperSlot *my_slot = NULL;
+static WlSlot *my_slot = NULL;
 
 /* Name of the database this sweeper works in (for messages). */
 static char *database_name = NULL;
@@ -140,67 +140,15 @@ static int	failing = 0;		/* entries with failures > 0 */
 static TimestampTz general_logged_at = 0;
 
 /* ----------
- * Slots
+ * The slot
  * ----------
  */
-WlSweeperSlot *
-wl_slot_find(WlShared *shared, Oid database)
-{
-	for (int i = 0; i < shared->nslots; i++)
-		if (shared->slots[i].database == database)
-			return &shared->slots[i];
-	return NULL;
-}
-
-WlSweeperSlot *
-wl_slot_take(WlShared *shared, Oid database)
-{
-	WlSweeperSlot *slot = wl_slot_find(shared, database);
-	WlSweeperSlot *oldest = NULL;
-
-	if (slot)
-		return slot;
-	for (int i = 0; i < shared->nslots; i++)
-	{
-		WlSweeperSlot *s = &shared->slots[i];
-
-		if (s->database == InvalidOid)
-		{
-			oldest = s;
-			break;
-		}
-		/* a slot whose database nobody works in or holds may be reused */
-		if (wl_pid_alive(s->pid) || wl_pid_alive(s->paused_by) ||
-			wl_pid_alive(s->starter))
-			continue;
-		if (oldest == NULL || s->used_at < oldest->used_at)
-			oldest = s;
-	}
-	if (oldest == NULL)
-		return NULL;
-	memset(oldest, 0, sizeof(*oldest));
-	oldest->database = database;
-	oldest->pgprocno = -1;
-	oldest->used_at = GetCurrentTimestamp();
-	return oldest;
-}
-
 static void
 release_slot(int code, Datum arg)
 {
-	WlShared   *shared = wl_shared_attach();
-
 	if (my_slot == NULL)
 		return;
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (my_slot->pid == MyProcPid)
-	{
-		my_slot->pid = 0;
-		my_slot->pgprocno = -1;
-		if (code != 0 && my_slot->exit_reason == WL_EXIT_NONE)
-			my_slot->exit_reason = WL_EXIT_FAILED;
-	}
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_release(my_slot, code != 0);
 	my_slot = NULL;
 }
 
@@ -213,12 +161,7 @@ release_slot(int code, Datum arg)
 static void
 leave(WlSweeperExit reason)
 {
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (my_slot && my_slot->pid == MyProcPid)
-		my_slot->exit_reason = reason;
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_exit(my_slot, reason);
 	proc_exit(0);
 }
 
@@ -230,24 +173,9 @@ leave(WlSweeperExit reason)
 static void
 count_connect_attempt(Oid database)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	bool		give_up = false;
-
-	if (wl_preloaded)
+	if (wl_shm_preloaded())
 		return;					/* the launcher decides */
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, database);
-	if (slot && slot->pid == 0)
-	{
-		give_up = slot->connect_failures >= SWEEPER_CONNECT_ATTEMPTS;
-		if (give_up)
-			slot->connect_failures = 0;
-		else
-			slot->connect_failures++;
-	}
-	LWLockRelease(&shared->lock);
-	if (give_up)
+	if (wl_shm_slot_give_up(database, SWEEPER_CONNECT_ATTEMPTS))
 	{
 		ereport(LOG,
 				(errmsg("worklist sweeper for database %u gives up: it could not connect %d times",
@@ -263,50 +191,29 @@ count_connect_attempt(Oid database)
 static void
 claim_slot(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	pid_t		other = 0;
-	bool		paused = false;
+	pid_t		other;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_take(shared, MyDatabaseId);
-	if (slot && slot->pid != 0 && slot->pid != MyProcPid && wl_pid_alive(slot->pid))
-		other = slot->pid;
-	else if (slot && wl_pid_alive(slot->paused_by))
-		paused = true;
-	else if (slot)
+	switch (wl_shm_slot_claim(MyDatabaseId, &my_slot, &other))
 	{
-		slot->pid = MyProcPid;
-		slot->pgprocno = MyProc->pgprocno;
-		slot->used_at = GetCurrentTimestamp();
-		slot->started_at = slot->used_at;
-		slot->exit_reason = WL_EXIT_NONE;
-		slot->stop_requested = false;
-		slot->recheck_extension = false;
-		slot->ran = false;
-		slot->connect_failures = 0;
-		slot->starter = 0;
-		slot->n_error_tenants = 0;	/* this sweeper's failures are its own */
-		slot->notify_pending = true;	/* send what waited meanwhile */
-		my_slot = slot;
+		case WL_SLOT_CLAIMED:
+			break;
+		case WL_SLOT_TAKEN:
+			ereport(LOG,
+					(errmsg("worklist sweeper exits: sweeper %d already works in this database",
+							(int) other)));
+			proc_exit(0);
+			break;
+		case WL_SLOT_PAUSED:
+			proc_exit(0);		/* the launcher starts it once the pause ends */
+			break;
+		case WL_SLOT_FULL:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many worklist sweepers"),
+					 errdetail("Shared memory holds the status of %d sweepers.",
+							   wl_shm_slot_count())));
+			break;
 	}
-	LWLockRelease(&shared->lock);
-
-	if (other != 0)
-	{
-		ereport(LOG,
-				(errmsg("worklist sweeper exits: sweeper %d already works in this database",
-						(int) other)));
-		proc_exit(0);
-	}
-	if (paused)
-		proc_exit(0);			/* the launcher starts it once the pause ends */
-	if (slot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many worklist sweepers"),
-				 errdetail("Shared memory holds the status of %d sweepers.",
-						   shared->nslots)));
 	before_shmem_exit(release_slot, (Datum) 0);
 }
 
@@ -317,71 +224,7 @@ claim_slot(void)
 static void
 record_tick(TimestampTz start, const WlSweepResult *done)
 {
-	WlShared   *shared = wl_shared_attach();
-	TimestampTz end = GetCurrentTimestamp();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	my_slot->last_tick = end;
-	my_slot->last_duration_ms = (double) (end - start) / 1000.0;
-	my_slot->ticks++;
-#define ADD(name) my_slot->totals.name += done->name;
-	WL_SWEEP_COUNTS(ADD)
-#undef ADD
-	LWLockRelease(&shared->lock);
-}
-
-/* Copy a message cut at a character boundary (half a character is not text). */
-static void
-copy_text(char *dst, size_t size, const char *src)
-{
-	int			len = pg_mbcliplen(src, strlen(src), size - 1);
-
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-}
-
-/* Keep an error in the status, with the tenant it came from (or none). */
-static void
-record_error(const char *tenant, const char *message)
-{
-	WlShared   *shared = wl_shared_attach();
-	TimestampTz at = GetCurrentTimestamp();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	my_slot->last_error_at = at;
-	copy_text(my_slot->last_error, sizeof(my_slot->last_error), message);
-	strlcpy(my_slot->last_error_tenant, tenant ? tenant : "",
-			sizeof(my_slot->last_error_tenant));
-	if (tenant)
-	{
-		bool		listed = false;
-
-		for (int i = 0; i < my_slot->n_error_tenants && !listed; i++)
-			listed = strcmp(my_slot->error_tenants[i], tenant) == 0;
-		if (!listed && my_slot->n_error_tenants < WL_ERROR_TENANTS)
-			strlcpy(my_slot->error_tenants[my_slot->n_error_tenants++], tenant,
-					WL_TENANT_KEY_LEN);
-	}
-	LWLockRelease(&shared->lock);
-}
-
-static void
-unlist_error_tenant(const char *tenant)
-{
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < my_slot->n_error_tenants; i++)
-		if (strcmp(my_slot->error_tenants[i], tenant) == 0)
-		{
-			int			last = --my_slot->n_error_tenants;
-
-			if (i != last)
-				memcpy(my_slot->error_tenants[i], my_slot->error_tenants[last],
-					   WL_TENANT_KEY_LEN);
-			break;
-		}
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_tick(my_slot, start, GetCurrentTimestamp(), done);
 }
 
 /* ----------
@@ -461,7 +304,7 @@ tenant_failed(const char *tenant, const char *message)
 	pause_ms = wl_backoff_ms(f->failures);
 	f->retry_at = TimestampTzPlusMilliseconds(now, pause_ms);
 	f->unlogged++;
-	record_error(tenant, message);
+	wl_shm_slot_error(my_slot, tenant, message);
 
 	if (wl_log_due(&f->logged_at))
 	{
@@ -485,7 +328,7 @@ tenant_succeeded(const char *tenant)
 		return;
 	f->failures = 0;
 	failing--;
-	unlist_error_tenant(tenant);
+	wl_shm_slot_unlist_error(my_slot, tenant);
 }
 
 /*
@@ -519,7 +362,7 @@ forget_not_due(List *due)
 		{
 			f->failures = 0;
 			failing--;
-			unlist_error_tenant(f->tenant);
+			wl_shm_slot_unlist_error(my_slot, f->tenant);
 		}
 }
 
@@ -582,13 +425,7 @@ database_lock_wanted(void)
 static void
 check_stop(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	bool		asked;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	asked = my_slot->stop_requested;
-	LWLockRelease(&shared->lock);
-	if (asked || database_lock_wanted())
+	if (wl_shm_slot_stop_requested(my_slot) || database_lock_wanted())
 	{
 		ereport(LOG,
 				(errmsg("worklist sweeper leaves database \"%s\" for a command that needs it alone",
@@ -632,15 +469,11 @@ extension_ready(void)
 	}
 	if (!found_extension || announced_old)
 	{
-		WlShared   *shared = wl_shared_attach();
-
 		ereport(LOG,
 				(errmsg("worklist sweeper started in database \"%s\"", database_name),
 				 errdetail("Sweeping every %d ms in batches of %d.",
 						   wl_sweep_interval, wl_sweep_batch)));
-		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-		my_slot->ran = true;
-		LWLockRelease(&shared->lock);
+		wl_shm_slot_ran(my_slot);
 	}
 	found_extension = true;
 	announced_old = false;
@@ -670,16 +503,9 @@ leave_if_dropped(void)
 
 /* The extension check on its own, when a change of extensions committed. */
 static void
-recheck_extension(void)
+check_extension_if_asked(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	bool		asked;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	asked = my_slot->recheck_extension;
-	my_slot->recheck_extension = false;
-	LWLockRelease(&shared->lock);
-	if (!asked)
+	if (!wl_shm_slot_take_recheck(my_slot))
 		return;
 	wl_worker_xact_begin("worklist sweeper: checking the extension");
 	(void) extension_ready();
@@ -842,7 +668,7 @@ general_error(MemoryContext cxt)
 	/* cancelled because the hook asked us to leave: go */
 	check_stop();
 	leave_if_dropped();
-	record_error(NULL, edata->message ? edata->message : "unknown error");
+	wl_shm_slot_error(my_slot, NULL, edata->message ? edata->message : "unknown error");
 	if (wl_log_due(&general_logged_at))
 		ereport(LOG,
 				(errmsg("worklist sweeper: a tick in database \"%s\" failed: %s",
@@ -922,7 +748,7 @@ wl_sweeper_main(Datum main_arg)
 			MemoryContext old = MemoryContextSwitchTo(tick_cxt);
 
 			between_units();
-			recheck_extension();
+			check_extension_if_asked();
 			now = GetCurrentTimestamp();
 			if (more ||
 				now >= TimestampTzPlusMilliseconds(last_start, wl_sweep_interval))
@@ -946,22 +772,6 @@ wl_sweeper_main(Datum main_arg)
  * ----------
  */
 
-/* The pid of the sweeper working in the database, or 0. */
-static pid_t
-running_sweeper(Oid database)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	pid_t		pid = 0;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = wl_slot_find(shared, database);
-	if (slot && wl_pid_alive(slot->pid))
-		pid = slot->pid;
-	LWLockRelease(&shared->lock);
-	return pid;
-}
-
 /* Wait (at most timeout_ms) for a sweeper to work in this database. */
 static pid_t
 wait_for_sweeper(long timeout_ms)
@@ -969,7 +779,7 @@ wait_for_sweeper(long timeout_ms)
 	TimestampTz start = GetCurrentTimestamp();
 	pid_t		pid;
 
-	while ((pid = running_sweeper(MyDatabaseId)) == 0 &&
+	while ((pid = wl_shm_sweeper_pid(MyDatabaseId)) == 0 &&
 		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -988,44 +798,25 @@ wait_for_sweeper(long timeout_ms)
 static pid_t
 start_dynamic(void)
 {
-	WlShared   *shared = wl_shared_attach();
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	BgwHandleStatus status;
-	WlSweeperSlot *slot;
 	pid_t		pid = 0;
-	bool		mine = false;
-	bool		full = false;
 
 	for (;;)
 	{
-		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-		slot = wl_slot_take(shared, MyDatabaseId);
-		if (slot == NULL)
-			full = true;
-		else if (wl_pid_alive(slot->pid))
-			pid = slot->pid;
-		else if (!wl_pid_alive(slot->starter) ||
-				 TimestampDifferenceExceeds(slot->starting_since,
-											GetCurrentTimestamp(), 30 * 1000))
-		{
-			slot->starter = MyProcPid;
-			slot->starting_since = GetCurrentTimestamp();
-			slot->used_at = slot->starting_since;
-			slot->connect_failures = 0;
-			mine = true;
-		}
-		LWLockRelease(&shared->lock);
-		if (full)
+		WlSlotStart start = wl_shm_slot_start(MyDatabaseId, &pid);
+
+		if (start == WL_START_FULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 					 errmsg("could not start the worklist sweeper"),
 					 errdetail("Without shared_preload_libraries, at most %d databases can have a sweeper at once.",
-							   shared->nslots),
+							   wl_shm_slot_count()),
 					 errhint("Preload the library with shared_preload_libraries = 'worklist'.")));
-		if (pid != 0)
+		if (start == WL_START_RUNNING)
 			return pid;
-		if (mine)
+		if (start == WL_START_MINE)
 			break;
 		/* somebody else is starting it: wait for it */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -1051,7 +842,7 @@ start_dynamic(void)
 					 errmsg("the worklist sweeper did not start"),
 					 errhint("See the server log for the reason.")));
 		/* it is started; wait until it has taken the slot (or gone) */
-		while (running_sweeper(MyDatabaseId) != pid &&
+		while (wl_shm_sweeper_pid(MyDatabaseId) != pid &&
 			   GetBackgroundWorkerPid(handle, &pid) == BGWH_STARTED)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -1059,14 +850,11 @@ start_dynamic(void)
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 		}
-		pid = running_sweeper(MyDatabaseId);
+		pid = wl_shm_sweeper_pid(MyDatabaseId);
 	}
 	PG_FINALLY();
 	{
-		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-		if (slot->database == MyDatabaseId && slot->starter == MyProcPid)
-			slot->starter = 0;
-		LWLockRelease(&shared->lock);
+		wl_shm_slot_started(MyDatabaseId);
 	}
 	PG_END_TRY();
 	if (pid == 0)
@@ -1089,13 +877,13 @@ wl_start_sweeper(PG_FUNCTION_ARGS)
 {
 	pid_t		pid;
 
-	if (!wl_preloaded)
+	if (!wl_shm_preloaded())
 		PG_RETURN_INT32(start_dynamic());
 
-	pid = running_sweeper(MyDatabaseId);
+	pid = wl_shm_sweeper_pid(MyDatabaseId);
 	if (pid == 0)
 	{
-		wl_launcher_probe(MyDatabaseId);
+		wl_shm_launcher_probe(MyDatabaseId);
 		pid = wait_for_sweeper(30 * 1000);
 	}
 	if (pid == 0)
@@ -1121,15 +909,13 @@ wl_sweeper_status(PG_FUNCTION_ARGS)
 		const char *name;
 		size_t		offset;
 	}			totals[] = {
-		{"ticks", offsetof(WlSweeperSlot, ticks)},
-#define TOTAL(name) {#name, offsetof(WlSweeperSlot, totals.name)},
+		{"ticks", offsetof(WlSweeperStatus, ticks)},
+#define TOTAL(name) {#name, offsetof(WlSweeperStatus, totals.name)},
 		WL_SWEEP_COUNTS(TOTAL)
 #undef TOTAL
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *found;
-	WlSweeperSlot *s = palloc(sizeof(WlSweeperSlot));
+	WlSweeperStatus *s = palloc(sizeof(WlSweeperStatus));
 	TupleDesc	desc;
 	Datum	   *values;
 	bool	   *nulls;
@@ -1138,12 +924,7 @@ wl_sweeper_status(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	desc = rsinfo->setDesc;
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	found = wl_slot_find(shared, MyDatabaseId);
-	if (found)
-		memcpy(s, found, sizeof(WlSweeperSlot));
-	LWLockRelease(&shared->lock);
-	if (found == NULL)
+	if (!wl_shm_slot_status(MyDatabaseId, s))
 		return (Datum) 0;
 
 	running = wl_pid_alive(s->pid);

@@ -41,7 +41,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "hint.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"

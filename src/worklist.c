@@ -22,19 +22,38 @@
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
-#include "stats.h"
+#include "shmem.h"
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/guc.h"
 
 PG_MODULE_MAGIC;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 bool		wl_notify_enabled = true;
 char	   *wl_database = NULL;
 int			wl_sweep_interval = 1000;
 int			wl_sweep_batch = 500;
-int			wl_max_tenant_counters = 4096;
 
+/* The one pair of shared-memory hooks: shmem.c makes every structure. */
+static void
+shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	wl_shmem_request();
+}
+
+static void
+shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	wl_shmem_startup();
+}
 
 void
 _PG_init(void)
@@ -79,16 +98,7 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	/* sizes shared memory: only when preloaded (counters need that anyway) */
-	if (process_shared_preload_libraries_in_progress)
-		DefineCustomIntVariable("worklist.max_tenant_counters",
-								"Tenants whose cumulative counters shared memory holds.",
-								"Counters of further tenants are not kept (stats() shows them as NULL).",
-								&wl_max_tenant_counters,
-								4096, 16, 1000000,
-								PGC_POSTMASTER,
-								0,
-								NULL, NULL, NULL);
+	wl_shmem_init();
 
 	MarkGUCPrefixReserved("worklist");
 
@@ -96,7 +106,14 @@ _PG_init(void)
 	if (IsBinaryUpgrade)
 		return;
 
-	wl_stats_shmem_init();
-	wl_hint_shmem_init();
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	/* preloaded: shared memory made at server start, and the launcher */
+	wl_shmem_preload();
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shmem_startup;
 	wl_launcher_init();
 }

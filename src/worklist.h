@@ -44,6 +44,8 @@
 
 /* Longest identifier accepted, in characters. */
 #define WL_IDENT_MAX		256
+/* A tenant name in bytes: 256 characters of at most 4 bytes, and the NUL. */
+#define WL_TENANT_KEY_LEN	(WL_IDENT_MAX * 4 + 1)
 
 /* Longest title or reason accepted, in characters. */
 #define WL_TEXT_MAX			4096
@@ -410,7 +412,6 @@ typedef enum WlCounter
 extern void wl_count(WlCounter counter);
 /* Add n to a counter, as wl_count does. */
 extern void wl_count_n(WlCounter counter, uint32 n);
-extern void wl_stats_shmem_init(void);
 
 /* ----------
  * The sweep (sweep.c), and its parts, implemented with their data.  Each
@@ -478,46 +479,6 @@ extern void wl_sweep_add(WlSweepResult *total, const WlSweepResult *one);
  */
 extern List *wl_due_tenants(TimestampTz now, MemoryContext cxt);
 
-
-/* ----------
- * Where claim_next starts (hint.c): a key in queue order below which no
- * task of the tenant is claimable.  See the head of hint.c.
- * ----------
- */
-typedef struct WlQueueKey
-{
-	int64		neg_priority;	/* -priority, so the order is ascending */
-	TimestampTz created_at;
-	char		id[WL_IDENT_MAX * 4 + 1];
-} WlQueueKey;
-
-/* The head of every queue, and past its end. */
-extern const WlQueueKey wl_queue_key_min;
-extern const WlQueueKey wl_queue_key_max;
-
-extern void wl_hint_shmem_init(void);
-/*
- * The tenant's hint (wl_queue_key_min when unknown), with what a later
- * wl_hint_raise must find unchanged.  false when hints are not kept (the
- * library is not preloaded).  When raise is not NULL the read is a claim's:
- * *raise says whether this claim should find where the queue starts and
- * raise the hint to it (one claim in WL_HINT_RAISE_EVERY, see hint.c).
- */
-extern bool wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
-						 uint64 *raises, bool *raise);
-/* Raise the hint to *to, if nothing changed it since wl_hint_read. */
-extern void wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
-						  const WlQueueKey *to);
-/*
- * This transaction took tasks out of the queue (claimed or settled them):
- * it raises no hint from now on.
- */
-extern void wl_hint_took(void);
-/* The sweeper's tick: unpin hints once no prepared transaction is left. */
-extern void wl_hint_tick(void);
-/* This transaction made a task of the tenant claimable (lowers at commit). */
-extern void wl_hint_claimable(const char *tenant, int32 priority,
-							  TimestampTz created_at);
 
 /* ----------
  * The background workers (sweeper.c, launcher.c)
