@@ -31,6 +31,8 @@ OBJS = \
 	src/sweeper.o \
 	src/worker.o \
 	src/launcher.o \
+	src/control.o \
+	src/utility.o \
 	src/stats.o \
 	src/hint.o \
 	src/shmem.o \

@@ -2,42 +2,27 @@
  *
  * launcher.c
  *	  The launcher, a background worker that keeps one sweeper per
- *	  database where the extension is installed, and the utility hook that
- *	  tells it when databases and extensions change.
+ *	  database where the extension is installed.
  *
  * With shared_preload_libraries = 'worklist' the launcher is registered at
  * server start.  It connects to no database (it reads only the shared
  * catalog pg_database) and cannot see which databases have the extension,
- * so it starts a sweeper (a dynamic worker that notifies the launcher when
- * it stops) in every database that allows connections and is not a
- * template, unless that database is known to lack the extension.  A
- * sweeper that finds no extension records that in its slot and exits; the
- * launcher then leaves the database alone until it is asked to look again.
- * It looks at pg_database again every few seconds, whenever a sweeper
- * stops, and when asked:
+ * so it starts a sweeper (a dynamic worker, named by its entry point, that
+ * notifies the launcher when it stops) in every database that allows
+ * connections and is not a template, unless that database is known to
+ * lack the extension.  A sweeper that finds no extension records that in
+ * its slot and exits; the launcher then leaves the database alone until it
+ * is asked to look again.  It looks at pg_database again every few
+ * seconds, whenever a sweeper stops, and when asked (its mailbox in shared
+ * memory): by the utility hook (utility.c) at the commit of CREATE or
+ * ALTER EXTENSION and of CREATE DATABASE, and by worklist.start_sweeper()
+ * for the current database.
  *
- *	 - at the commit of CREATE EXTENSION or ALTER EXTENSION (of any
- *	   extension: worklist may come with another one's CASCADE) the hook
- *	   asks it to look at that database again, and tells a running sweeper
- *	   there to check its extension (so DROP EXTENSION ends it at once);
- *	 - at the commit of CREATE DATABASE, the new database may have the
- *	   extension from its template;
- *	 - worklist.start_sweeper() asks for the current database.
- *
- * DROP DATABASE, ALTER DATABASE ... RENAME and ... SET TABLESPACE, and
- * CREATE DATABASE ... TEMPLATE fail while another session is connected to
- * the database.  Before any of them runs (and only for a caller that owns
- * the database, so nobody else can stop a sweeper by trying), the hook
- * pauses the database's slot (the launcher starts nothing there while the
- * pausing backend's transaction lasts), asks its sweeper to leave, and
- * waits until it has gone (after a second it also cancels the sweeper's
- * current batch).  The command then finds the database free.  When the
- * transaction ends the pause is lifted and the launcher woken; it starts
- * the sweeper again where the database still exists, once no conflicting
- * lock is held on it.  A dropped database is simply no longer in
- * pg_database: nothing is started for it, so nothing restarts forever.
- * Where no hook runs, the sweeper notices the command's lock by itself
- * (sweeper.c).
+ * A database the utility hook paused (a command needs it alone) gets no
+ * sweeper while the pause lasts; once it is lifted the launcher starts the
+ * sweeper again where the database still exists, once no conflicting lock
+ * is held on it.  A dropped database is simply no longer in pg_database:
+ * nothing is started for it, so nothing restarts forever.
  *
  * A sweeper that stops with an error is started again after a pause that
  * doubles while it keeps failing without ever finding the extension (1 s
@@ -56,13 +41,9 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
-#include "commands/defrem.h"
-#include "commands/extension.h"
 #include "miscadmin.h"
-#include "nodes/parsenodes.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
@@ -70,8 +51,6 @@
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
-#include "tcop/utility.h"
-#include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -86,9 +65,6 @@ PGDLLEXPORT void wl_launcher_main(Datum main_arg);
 #define RESCAN_MS			(10 * 1000)
 /* A database where a command holds a conflicting lock: look again after. */
 #define LOCKED_RETRY_MS		500
-/* How long the hook waits for a sweeper to leave, and when it cancels. */
-#define LEAVE_WAIT_MS		(10 * 1000)
-#define LEAVE_CANCEL_MS		1000
 
 /* What the launcher knows of one database. */
 typedef struct KnownDatabase
@@ -105,18 +81,8 @@ typedef struct KnownDatabase
 static HTAB *known = NULL;
 static char *database_setting_logged = NULL;
 
-static ProcessUtility_hook_type prev_utility_hook = NULL;
-static void wl_utility_hook(PlannedStmt *pstmt, const char *queryString,
-							bool readOnlyTree, ProcessUtilityContext context,
-							ParamListInfo params, QueryEnvironment *queryEnv,
-							DestReceiver *dest, QueryCompletion *qc);
-
-/* Databases this backend paused, and whether to wake the launcher at commit. */
-static List *paused_databases = NIL;	/* of Oid, in TopMemoryContext */
-static bool probe_at_commit = false;
-static bool recheck_at_commit = false;
-static bool rescan_at_commit = false;
-static bool xact_callback_registered = false;
+/* worklist.database, ignored; and what was last said of it */
+static char *database_setting = NULL;
 
 /* ----------
  * The launcher
@@ -125,15 +91,25 @@ static bool xact_callback_registered = false;
 void
 wl_launcher_init(void)
 {
+	DefineCustomStringVariable("worklist.database",
+							   "Ignored: every database with the extension has its own sweeper.",
+							   "Accepted so that configurations of version 0.2 still load; the launcher logs once that it is ignored.",
+							   &database_setting,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+}
+
+/* Preloading: the launcher is started with the server. */
+void
+wl_launcher_register(void)
+{
 	BackgroundWorker worker;
 
 	wl_worker_fill(&worker, WL_LAUNCHER_MAIN, "worklist launcher", InvalidOid,
 				   LAUNCHER_RESTART_SECONDS);
 	RegisterBackgroundWorker(&worker);
-
-	/* inherited by every backend the postmaster starts */
-	prev_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = wl_utility_hook;
 }
 
 static void
@@ -146,7 +122,7 @@ launcher_gone(int code, Datum arg)
 static void
 log_database_setting(void)
 {
-	const char *value = wl_database ? wl_database : "";
+	const char *value = database_setting ? database_setting : "";
 
 	if (value[0] == '\0')
 	{
@@ -459,211 +435,3 @@ wl_launcher_main(Datum main_arg)
 		MemoryContextSwitchTo(TopMemoryContext);
 	}
 }
-
-/* ----------
- * The utility hook (every backend, when preloaded)
- * ----------
- */
-
-/* At the end of the transaction: lift pauses, wake the launcher. */
-static void
-launcher_xact_callback(XactEvent event, void *arg)
-{
-	ListCell   *lc;
-	bool		committed;
-
-	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
-		event != XACT_EVENT_PREPARE)
-		return;
-	if (paused_databases == NIL && !probe_at_commit && !recheck_at_commit &&
-		!rescan_at_commit)
-		return;
-	committed = (event == XACT_EVENT_COMMIT);
-	foreach(lc, paused_databases)
-		wl_shm_slot_unpause(lfirst_oid(lc));
-	list_free(paused_databases);
-	paused_databases = NIL;
-
-	if (committed && recheck_at_commit)
-		wl_shm_slot_recheck(MyDatabaseId);
-	if (committed && probe_at_commit)
-		wl_shm_launcher_probe(MyDatabaseId);
-	else
-		wl_shm_launcher_wake();
-	probe_at_commit = false;
-	recheck_at_commit = false;
-	rescan_at_commit = false;
-}
-
-static void
-register_xact_callback(void)
-{
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(launcher_xact_callback, NULL);
-		xact_callback_registered = true;
-	}
-}
-
-/*
- * Pause the database's slot for this transaction and wait until its
- * sweeper has gone.
- */
-static void
-pause_database(Oid database)
-{
-	pid_t		pid;
-	MemoryContext old;
-	TimestampTz start;
-	bool		cancelled = false;
-
-	register_xact_callback();
-	/*
-	 * Only a database whose sweeper runs is paused (see wl_shm_slot_pause).
-	 * The launcher starts no sweeper while the command holds its lock on
-	 * the database anyway; the pause spares the time between the sweeper's
-	 * leaving and the command's taking that lock.
-	 */
-	pid = wl_shm_slot_pause(database);
-	if (pid == 0)
-		return;
-
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	paused_databases = lappend_oid(paused_databases, database);
-	MemoryContextSwitchTo(old);
-
-	start = GetCurrentTimestamp();
-	for (;;)
-	{
-		if (wl_shm_slot_left(database, pid) || !wl_pid_alive(pid))
-			break;
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEAVE_WAIT_MS))
-			break;				/* the command will wait and decide itself */
-		if (!cancelled &&
-			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEAVE_CANCEL_MS))
-		{
-			/* a long batch: cancel it (the sweeper then leaves) */
-			kill(pid, SIGINT);
-			cancelled = true;
-		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/* The value of a CREATE/ALTER DATABASE option, or NULL. */
-static const char *
-database_option(List *options, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, options)
-	{
-		DefElem    *opt = (DefElem *) lfirst(lc);
-
-		if (strcmp(opt->defname, name) == 0 && opt->arg != NULL)
-			return defGetString(opt);
-	}
-	return NULL;
-}
-
-/*
- * The database a command needs to itself (a sweeper connected to it would
- * make the command fail), or NULL.
- */
-static const char *
-database_needed_alone(Node *parsetree, bool *create)
-{
-	*create = false;
-	switch (nodeTag(parsetree))
-	{
-		case T_DropdbStmt:
-			return ((DropdbStmt *) parsetree)->dbname;
-		case T_RenameStmt:
-			if (((RenameStmt *) parsetree)->renameType == OBJECT_DATABASE)
-				return ((RenameStmt *) parsetree)->subname;
-			return NULL;
-		case T_AlterDatabaseStmt:
-			if (database_option(((AlterDatabaseStmt *) parsetree)->options,
-								"tablespace"))
-				return ((AlterDatabaseStmt *) parsetree)->dbname;
-			return NULL;
-		case T_CreatedbStmt:
-			*create = true;
-			return database_option(((CreatedbStmt *) parsetree)->options,
-								   "template");
-		default:
-			return NULL;
-	}
-}
-
-/* Could the current role run the command on the database at all? */
-static bool
-may_run(Oid database, bool create)
-{
-	if (create && !have_createdb_privilege())
-		return false;
-	return pg_database_ownercheck(database, GetUserId());
-}
-
-static void
-wl_utility_hook(PlannedStmt *pstmt, const char *queryString,
-				bool readOnlyTree, ProcessUtilityContext context,
-				ParamListInfo params, QueryEnvironment *queryEnv,
-				DestReceiver *dest, QueryCompletion *qc)
-{
-	Node	   *parsetree = pstmt->utilityStmt;
-	bool		create;
-	const char *dbname = database_needed_alone(parsetree, &create);
-
-	if (dbname != NULL)
-	{
-		Oid			database = get_database_oid(dbname, true);
-
-		if (OidIsValid(database) && database != MyDatabaseId &&
-			may_run(database, create))
-			pause_database(database);
-	}
-
-	if (prev_utility_hook)
-		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-						  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-
-	switch (nodeTag(parsetree))
-	{
-		case T_CreateExtensionStmt:
-		case T_AlterExtensionStmt:
-			/*
-			 * Only when worklist is there now (it may have come with another
-			 * extension's CASCADE): anybody may run CREATE EXTENSION IF NOT
-			 * EXISTS of an extension that exists, and must not make the
-			 * launcher start sweepers in a database without worklist.
-			 */
-			if (OidIsValid(get_extension_oid("worklist", true)))
-			{
-				probe_at_commit = true;
-				recheck_at_commit = true;
-				register_xact_callback();
-			}
-			break;
-		case T_DropStmt:
-			if (((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION)
-			{
-				recheck_at_commit = true;
-				register_xact_callback();
-			}
-			break;
-		case T_CreatedbStmt:
-			rescan_at_commit = true;
-			register_xact_callback();
-			break;
-		default:
-			break;
-	}
-}
-

@@ -34,9 +34,6 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 bool		wl_notify_enabled = true;
-char	   *wl_database = NULL;
-int			wl_sweep_interval = 1000;
-int			wl_sweep_batch = 500;
 
 /* The one pair of shared-memory hooks: shmem.c makes every structure. */
 static void
@@ -71,33 +68,8 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomStringVariable("worklist.database",
-							   "Ignored: every database with the extension has its own sweeper.",
-							   "Accepted so that configurations of version 0.2 still load; the launcher logs once that it is ignored.",
-							   &wl_database,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomIntVariable("worklist.sweep_interval",
-							"Time between two ticks of the sweeper.",
-							NULL,
-							&wl_sweep_interval,
-							1000, 10, 3600 * 1000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("worklist.sweep_batch",
-							"Rows the sweeper settles per transaction.",
-							NULL,
-							&wl_sweep_batch,
-							500, 1, WL_SWEEP_LIMIT_MAX,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
+	wl_launcher_init();
+	wl_sweeper_init();
 	wl_shmem_init();
 
 	MarkGUCPrefixReserved("worklist");
@@ -109,11 +81,12 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-	/* preloaded: shared memory made at server start, and the launcher */
+	/* preloaded: shared memory made at server start, the launcher, the hook */
 	wl_shmem_preload();
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = shmem_startup;
-	wl_launcher_init();
+	wl_launcher_register();
+	wl_utility_init();
 }

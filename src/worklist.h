@@ -59,9 +59,6 @@
  * ----------
  */
 extern bool wl_notify_enabled;
-extern char *wl_database;
-extern int	wl_sweep_interval;
-extern int	wl_sweep_batch;
 
 /* ----------
  * Error reporting (errors.c): one function per refusal, so every verb
@@ -481,10 +478,16 @@ extern List *wl_due_tenants(TimestampTz now, MemoryContext cxt);
 
 
 /* ----------
- * The background workers (sweeper.c, launcher.c)
+ * The background workers and the hook that tells them of changes
  * ----------
  */
+/* launcher.c: defines worklist.database; registers the launcher. */
 extern void wl_launcher_init(void);
+extern void wl_launcher_register(void);
+/* sweeper.c: defines worklist.sweep_interval and worklist.sweep_batch. */
+extern void wl_sweeper_init(void);
+/* utility.c: installs the utility hook. */
+extern void wl_utility_init(void);
 
 /* worklist.c */
 extern void _PG_init(void);
