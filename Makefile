@@ -34,9 +34,10 @@ OBJS = \
 	src/control.o \
 	src/utility.o \
 	src/stats.o \
+	src/change.o \
 	src/hint.o \
 	src/shmem.o \
-	src/notify.o
+	src/channel.o
 
 # Scripts.  sql/*.sql are pg_regress inputs only; the extension's scripts
 # live in subdirectories:

@@ -35,7 +35,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "sweeper.h"
+#include "shmem.h"
+#include "worker.h"
 
 #include "access/heapam.h"
 #include "access/htup_details.h"

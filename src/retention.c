@@ -36,7 +36,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "change.h"
+#include "sweep.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -66,7 +67,10 @@ enum
 	KIND_RUNS
 };
 
-static const char *const KIND_NAME[] = {"task", "ticket", "run"};
+/* What a purge of each kind is, to the listeners. */
+static const WlChange KIND_PURGED[] = {
+	WL_CHANGE_TASK_PURGED, WL_CHANGE_TICKET_PURGED, WL_CHANGE_RUN_PURGED
+};
 
 static void
 read_policy(text *tenant, TimestampTz now, Policy *p)
@@ -383,7 +387,7 @@ wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 		if (tenant_c == NULL)
 			tenant_c = text_to_cstring(tenant);
 		for (uint64 i = 0; i < n; i++)
-			wl_notify(tenant_c, KIND_NAME[k], "purged");
+			wl_change_record(tenant_c, KIND_PURGED[k]);
 	}
 	if (present)
 		schedule(tenant, now, &p, left <= 0);

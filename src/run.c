@@ -38,7 +38,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "change.h"
 
 #include "access/relation.h"
 #include "access/xact.h"
@@ -93,14 +93,6 @@ address_values(const RunAddress *addr, Datum *values)
 	values[1] = PointerGetDatum(addr->project);
 	values[2] = PointerGetDatum(addr->session);
 	values[3] = PointerGetDatum(addr->run);
-}
-
-static void
-notify_run(const RunAddress *addr, const char *event)
-{
-	if (!wl_notify_enabled)
-		return;
-	wl_notify(text_to_cstring(addr->tenant), "run", event);
 }
 
 /* Where-clause fragments for the run key, aliased r / c / l. */
@@ -305,7 +297,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		elog(ERROR, "run row vanished while locked");
 
 	wl_spi_end(&spi);
-	notify_run(&addr, "checkpointed");
+	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINTED);
 	PG_RETURN_VOID();
 }
 
@@ -414,7 +406,7 @@ wl_delete_checkpoint(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (deleted > 0)
-		notify_run(&addr, "checkpoint_deleted");
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINT_DELETED);
 	PG_RETURN_VOID();
 }
 
@@ -484,7 +476,7 @@ wl_prune_checkpoints(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (deleted > 0)
-		notify_run(&addr, "pruned");
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_PRUNED);
 	PG_RETURN_INT32(deleted);
 }
 
@@ -670,7 +662,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 
 	if (reclaimed)
 		wl_count(WL_COUNT_LEASE_RECLAIMS);
-	notify_run(&addr, "claimed");
+	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CLAIMED);
 	PG_RETURN_DATUM(lease);
 }
 
@@ -717,6 +709,6 @@ wl_release_run(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (released > 0)
-		notify_run(&addr, "released");
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_RELEASED);
 	PG_RETURN_VOID();
 }

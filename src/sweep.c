@@ -12,7 +12,9 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "change.h"
 #include "hint.h"
+#include "sweep.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"

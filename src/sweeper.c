@@ -36,7 +36,7 @@
  *
  * Between units of work (batches, sends, and at least every 250 ms while
  * idle) the sweeper
- *	 - sends the notifications committed in its database (notify.c);
+ *	 - sends the notifications committed in its database (channel.c);
  *	 - leaves when asked to (the launcher's utility hook does, before DROP
  *	   DATABASE and the other commands that need the database to itself),
  *	   and, as a fallback where no hook runs (start_sweeper() without
@@ -56,7 +56,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "sweeper.h"
+#include "channel.h"
+#include "shmem.h"
+#include "sweep.h"
+#include "worker.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -561,8 +564,8 @@ list_tenants(MemoryContext cxt, bool *ready)
 static void
 send_if_due(void)
 {
-	if (wl_notify_due() == 0)
-		wl_notify_send();
+	if (wl_channel_due() == 0)
+		wl_channel_send();
 }
 
 /* What runs between two units of work. */
@@ -743,7 +746,7 @@ wl_sweeper_main(Datum main_arg)
 
 		if (!more && now < next_tick)
 		{
-			long		notify_ms = wl_notify_due();
+			long		notify_ms = wl_channel_due();
 
 			timeout = Min((next_tick - now + 999) / 1000, IDLE_CHECK_MS);
 			if (notify_ms >= 0)

@@ -41,7 +41,9 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "change.h"
 #include "hint.h"
+#include "sweep.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -218,13 +220,18 @@ enum_label(Datum value)
 	return CStringGetTextDatum(wl_enum_label(value));
 }
 
-/* Queue a notification about one task (cheap when notifications are off). */
-static void
-notify_task(text *tenant, const char *event)
+/* The change a task settled into state (completed, expired, withdrawn) is. */
+static WlChange
+settled_change(const char *state)
 {
-	if (!wl_notify_enabled)
-		return;
-	wl_notify(text_to_cstring(tenant), "task", event);
+	if (strcmp(state, "completed") == 0)
+		return WL_CHANGE_TASK_COMPLETED;
+	if (strcmp(state, "expired") == 0)
+		return WL_CHANGE_TASK_EXPIRED;
+	if (strcmp(state, "withdrawn") == 0)
+		return WL_CHANGE_TASK_WITHDRAWN;
+	elog(ERROR, "unknown settled state \"%s\"", state);
+	pg_unreachable();
 }
 
 /* The task in row (a whole worklist.task) became claimable: see hint.c. */
@@ -374,7 +381,7 @@ wl_open_task(PG_FUNCTION_ARGS)
 	if (created)
 	{
 		row_claimable(tenant, row);
-		notify_task(tenant, "opened");
+		wl_change_record_text(tenant, WL_CHANGE_TASK_OPENED);
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -477,7 +484,7 @@ wl_claim(PG_FUNCTION_ARGS)
 	if (claimed)
 	{
 		wl_count(WL_COUNT_CLAIMS);
-		notify_task(tenant, "claimed");
+		wl_change_record_text(tenant, WL_CHANGE_TASK_CLAIMED);
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -582,7 +589,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	wl_hint_took();
 	wl_count(WL_COUNT_CLAIMS);
-	notify_task(tenant, "claimed");
+	wl_change_record_text(tenant, WL_CHANGE_TASK_CLAIMED);
 	PG_RETURN_DATUM(row);
 }
 
@@ -643,7 +650,7 @@ wl_release(PG_FUNCTION_ARGS)
 	}
 	wl_spi_end(&spi);
 
-	notify_task(tenant, "released");
+	wl_change_record_text(tenant, WL_CHANGE_TASK_RELEASED);
 	PG_RETURN_VOID();
 }
 
@@ -718,7 +725,7 @@ wl_take_over(PG_FUNCTION_ARGS)
 	if (moved)
 	{
 		wl_count(WL_COUNT_TAKE_OVERS);
-		notify_task(tenant, "taken_over");
+		wl_change_record_text(tenant, WL_CHANGE_TASK_TAKEN_OVER);
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -794,7 +801,7 @@ wl_complete(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (settled)
-		notify_task(tenant, "completed");
+		wl_change_record_text(tenant, WL_CHANGE_TASK_COMPLETED);
 	PG_RETURN_BOOL(settled || retried);
 }
 
@@ -851,7 +858,7 @@ wl_set_state(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (settled)
-		notify_task(tenant, state_c);
+		wl_change_record_text(tenant, settled_change(state_c));
 	PG_RETURN_BOOL(settled);
 }
 
@@ -908,7 +915,7 @@ wl_escalate(PG_FUNCTION_ARGS)
 	if (escalated)
 	{
 		row_claimable(tenant, row);
-		notify_task(tenant, "escalated");
+		wl_change_record_text(tenant, WL_CHANGE_TASK_ESCALATED);
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -963,7 +970,7 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 		n++;
 		if (tenant_c == NULL)
 			tenant_c = text_to_cstring(tenant);
-		wl_notify(tenant_c, "task", "withdrawn");
+		wl_change_record(tenant_c, WL_CHANGE_TASK_WITHDRAWN);
 	}
 	wl_spi_end(&spi);
 
@@ -1240,7 +1247,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 							  DatumGetInt32(wl_result_datum(0, 2, &isnull)),
 							  DatumGetTimestampTz(wl_result_datum(0, 3, &isnull)));
 			result->escalated++;
-			wl_notify(tenant_c, "task", "escalated");
+			wl_change_record(tenant_c, WL_CHANGE_TASK_ESCALATED);
 		}
 		else
 		{
@@ -1248,7 +1255,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 				result->denied++;
 			else
 				result->proceeded++;
-			wl_notify(tenant_c, "task", "expired");
+			wl_change_record(tenant_c, WL_CHANGE_TASK_EXPIRED);
 		}
 		pfree(policy);
 	}
@@ -1307,6 +1314,6 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 						  DatumGetInt32(wl_result_datum(0, 1, &isnull)),
 						  DatumGetTimestampTz(wl_result_datum(0, 2, &isnull)));
 		result->claims_released++;
-		wl_notify(tenant_c, "task", "released");
+		wl_change_record(tenant_c, WL_CHANGE_TASK_RELEASED);
 	}
 }

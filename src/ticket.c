@@ -36,6 +36,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "change.h"
+#include "sweep.h"
 #include "ticket.h"
 
 #include "access/xact.h"
@@ -389,7 +391,7 @@ append_verb(FunctionCallInfo fcinfo, text *tenant, text *ticket, WlEvent *ev)
 	WlSpi		spi;
 	TicketRow	row;
 	WlFold		fold;
-	const char *event;
+	WlChange	change;
 	Datum		result;
 
 	wl_spi_begin(&spi);
@@ -398,10 +400,10 @@ append_verb(FunctionCallInfo fcinfo, text *tenant, text *ticket, WlEvent *ev)
 
 	/* a demoted close is that actor's participation, not a close */
 	if (ev->kind == WL_KIND_OUTCOME && wl_is_authority(&row.def, ev->actor))
-		event = "closed";
+		change = WL_CHANGE_TICKET_CLOSED;
 	else
-		event = "reported";
-	wl_notify(text_to_cstring(tenant), "ticket", event);
+		change = WL_CHANGE_TICKET_REPORTED;
+	wl_change_record_text(tenant, change);
 
 	result = result_fold(fcinfo, outer, &fold, row.def.id);
 	wl_spi_end(&spi);
@@ -504,7 +506,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 
 	wl_spi_begin(&spi);
 	if (wl_exec(&insert_stmt, values, nulls, false, 0) == 1)
-		wl_notify(text_to_cstring(tenant), "ticket", "opened");
+		wl_change_record_text(tenant, WL_CHANGE_TICKET_OPENED);
 	else
 	{
 		TicketRow	row;
@@ -772,14 +774,14 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 				ev.confirmation = wl_implicit_confirmation(&fold, &row.def);
 				append_event(tenant, &row, &ev, &fold);
 				result->tickets_confirmed++;
-				wl_notify(tenant_cstr, "ticket", "confirmed");
+				wl_change_record(tenant_cstr, WL_CHANGE_TICKET_CONFIRMED);
 				break;
 			case WL_WATCHDOG_ESCALATE:
 				ev.kind = WL_KIND_ESCALATION;
 				ev.value = fold.rung + 1;
 				append_event(tenant, &row, &ev, &fold);
 				result->tickets_escalated++;
-				wl_notify(tenant_cstr, "ticket", "escalated");
+				wl_change_record(tenant_cstr, WL_CHANGE_TICKET_ESCALATED);
 				break;
 			case WL_WATCHDOG_NOTHING:
 				{

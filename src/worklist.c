@@ -22,6 +22,7 @@
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
+#include "channel.h"
 #include "shmem.h"
 
 #include "miscadmin.h"
@@ -32,8 +33,6 @@ PG_MODULE_MAGIC;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-bool		wl_notify_enabled = true;
 
 /* The one pair of shared-memory hooks: shmem.c makes every structure. */
 static void
@@ -59,15 +58,7 @@ _PG_init(void)
 	wl_trust_init();
 	wl_args_init();
 
-	DefineCustomBoolVariable("worklist.notify",
-							 "Notify the tenant's channel of the changes of tasks, tickets and runs.",
-							 "Off: changes made while it is off are not notified.",
-							 &wl_notify_enabled,
-							 true,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
+	wl_channel_init();
 	wl_launcher_init();
 	wl_sweeper_init();
 	wl_shmem_init();

@@ -55,12 +55,6 @@
 #define WL_SWEEP_LIMIT_MAX	100000
 
 /* ----------
- * Settings (worklist.c)
- * ----------
- */
-extern bool wl_notify_enabled;
-
-/* ----------
  * Error reporting (errors.c): one function per refusal, so every verb
  * words them alike.  All of them raise ERROR and do not return.
  * ----------
@@ -347,45 +341,45 @@ extern bool wl_schema_served(const char *version, bool *current);
 extern bool wl_schema_current(void);
 
 /* ----------
- * Notifications and counters (notify.c, stats.c)
+ * What is recorded of a change (change.c) and counted (stats())
  * ----------
  */
 /*
- * Record that a change of kind "task", "ticket" or "run" happened in the
- * tenant, as one of the events documented for that kind (no-op while
- * worklist.notify is off).  The tenant's listeners hear of it, as a count,
- * once the transaction commits; never if it rolls back.  Payloads name no
- * id, so none is taken.  An unknown kind or event is an internal error.
+ * The changes notifications count: name, kind and event, in payload order
+ * (each kind's events together).  A new event is one line here.
  */
-extern void wl_notify(const char *tenant, const char *kind, const char *event);
+#define WL_CHANGES(X) \
+	X(TASK_OPENED, "task", "opened") \
+	X(TASK_CLAIMED, "task", "claimed") \
+	X(TASK_RELEASED, "task", "released") \
+	X(TASK_TAKEN_OVER, "task", "taken_over") \
+	X(TASK_COMPLETED, "task", "completed") \
+	X(TASK_EXPIRED, "task", "expired") \
+	X(TASK_ESCALATED, "task", "escalated") \
+	X(TASK_WITHDRAWN, "task", "withdrawn") \
+	X(TASK_PURGED, "task", "purged") \
+	X(TICKET_OPENED, "ticket", "opened") \
+	X(TICKET_REPORTED, "ticket", "reported") \
+	X(TICKET_CLOSED, "ticket", "closed") \
+	X(TICKET_ESCALATED, "ticket", "escalated") \
+	X(TICKET_CONFIRMED, "ticket", "confirmed") \
+	X(TICKET_PURGED, "ticket", "purged") \
+	X(RUN_CHECKPOINTED, "run", "checkpointed") \
+	X(RUN_CHECKPOINT_DELETED, "run", "checkpoint_deleted") \
+	X(RUN_PRUNED, "run", "pruned") \
+	X(RUN_CLAIMED, "run", "claimed") \
+	X(RUN_RELEASED, "run", "released") \
+	X(RUN_PURGED, "run", "purged")
 
-/* The changes notifications count (kind and event), in payload order. */
 typedef enum WlChange
 {
-	WL_CHANGE_TASK_OPENED,
-	WL_CHANGE_TASK_CLAIMED,
-	WL_CHANGE_TASK_RELEASED,
-	WL_CHANGE_TASK_TAKEN_OVER,
-	WL_CHANGE_TASK_COMPLETED,
-	WL_CHANGE_TASK_EXPIRED,
-	WL_CHANGE_TASK_ESCALATED,
-	WL_CHANGE_TASK_WITHDRAWN,
-	WL_CHANGE_TASK_PURGED,
-	WL_CHANGE_TICKET_OPENED,
-	WL_CHANGE_TICKET_REPORTED,
-	WL_CHANGE_TICKET_CLOSED,
-	WL_CHANGE_TICKET_ESCALATED,
-	WL_CHANGE_TICKET_CONFIRMED,
-	WL_CHANGE_TICKET_PURGED,
-	WL_CHANGE_RUN_CHECKPOINTED,
-	WL_CHANGE_RUN_CHECKPOINT_DELETED,
-	WL_CHANGE_RUN_PRUNED,
-	WL_CHANGE_RUN_CLAIMED,
-	WL_CHANGE_RUN_RELEASED,
-	WL_CHANGE_RUN_PURGED,
+#define WL_CHANGE_ENUM(name, kind, event) WL_CHANGE_##name,
+	WL_CHANGES(WL_CHANGE_ENUM)
+#undef WL_CHANGE_ENUM
 	WL_CHANGE__N
 } WlChange;
 
+/* The cumulative counters of stats(), in the order it lists them. */
 typedef enum WlCounter
 {
 	WL_COUNT_CLAIMS,
@@ -397,23 +391,8 @@ typedef enum WlCounter
 	WL_COUNT__N
 } WlCounter;
 
-/*
- * Add one to a cumulative counter of the current tenant (worklist.tenant,
- * which the verb has entered; the sweeper sets it to the tenant it sweeps).
- * No-op when not preloaded.  Claim conflicts and stale-fence refusals count
- * at once (they are refusals: their transaction fails); the others count
- * when the transaction commits.  Claim timeouts are counted by
- * wl_sweep_tenant() from claims_released: the sweep parts do not count
- * them.
- */
-extern void wl_count(WlCounter counter);
-/* Add n to a counter, as wl_count does. */
-extern void wl_count_n(WlCounter counter, uint32 n);
-
 /* ----------
- * The sweep (sweep.c), and its parts, implemented with their data.  Each
- * part acts on the given tenant only, locks with SKIP LOCKED, and must be
- * called with SPI already begun (wl_spi_begin).
+ * What a sweep did (sweep.h has the sweep itself)
  * ----------
  */
 /*
@@ -444,38 +423,6 @@ typedef struct WlSweepTotals
 	WL_SWEEP_COUNTS(WL_SWEEP_TOTAL)
 #undef WL_SWEEP_TOTAL
 } WlSweepTotals;
-
-/* Expiry policies of overdue tasks (task.c). */
-extern void wl_task_sweep(text *tenant, TimestampTz now, int32 lim,
-						  WlSweepResult *result);
-/* Claims held past their claim_timeout, released (task.c). */
-extern void wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
-								   WlSweepResult *result);
-/* The ticket watchdog (ticket.c). */
-extern void wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim,
-							   WlSweepResult *result);
-/* Purge by the tenant's retention policy, lim items in all (retention.c). */
-extern void wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
-							   WlSweepResult *result);
-
-/*
- * One sweep of one tenant at now: every part above, in the documented
- * order, each bounded by lim.  What worklist.sweep() does, and what the
- * sweeper does for each tenant with something due.  SPI must be begun.
- */
-extern void wl_sweep_tenant(text *tenant, TimestampTz now, int32 lim,
-							WlSweepResult *result);
-/* Did a sweep of lim come back full in some part (more may be due)? */
-extern bool wl_sweep_full(const WlSweepResult *result, int32 lim);
-/* Add one sweep's counts to a total. */
-extern void wl_sweep_add(WlSweepResult *total, const WlSweepResult *one);
-/*
- * The tenants that have something due at now (a list of text *, allocated
- * in cxt), at a cost that follows what is due, not the number of tenants.
- * SPI must be begun.
- */
-extern List *wl_due_tenants(TimestampTz now, MemoryContext cxt);
-
 
 /* ----------
  * The background workers and the hook that tells them of changes

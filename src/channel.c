@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * notify.c
+ * channel.c
  *	  Notifications: each tenant's own channel, payloads that count what
  *	  changed, and how they are sent.
  *
@@ -20,15 +20,14 @@
  * kinds and events in the documented order, zeros left out.  No tenant
  * name, no id.
  *
- * Recording.  The verbs call wl_notify() for every change; it counts the
- * event in the transaction's record of the tenant (stats.c), which goes
- * with a subtransaction that rolls back and is dropped with a transaction
- * that does.
+ * What is sent is recorded beneath the verbs, in each transaction's record
+ * of what it changed (change.c), which goes with a subtransaction that
+ * rolls back and is dropped with a transaction that does.
  *
  * Sending, with the library preloaded: at commit the counts are added to
  * the tenant's entry in shared memory, the entry is queued, and the
- * database's sweeper woken (stats.c, publish).  The sweeper sends what
- * waits (wl_notify_send): one transaction, one NOTIFY per tenant with
+ * database's sweeper woken (change.c).  The sweeper sends what waits
+ * (wl_channel_send): one transaction, one NOTIFY per tenant with
  * counts.  So a verb's commit never takes PostgreSQL's notification lock,
  * which serialises every notifying commit of the cluster through its WAL
  * flush.  The sweeper sends at once when it is idle and at most once every
@@ -42,9 +41,10 @@
  * lost (and logged at most once a minute): losing a notification never
  * loses work, listeners re-read.
  *
- * Sending, without preloading: each transaction notifies at its own
- * commit, just before PostgreSQL queues its notifications, one payload per
- * tenant (wl_notify_at_commit).
+ * Sending, without preloading (and, preloaded, for the tenants that have
+ * no room in shared memory): each transaction notifies at its own commit,
+ * just before PostgreSQL queues its notifications, one payload per tenant
+ * (wl_channel_send_now).
  *
  * worklist.notify = off records nothing.
  *
@@ -53,8 +53,9 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "stats.h"
-#include "sweeper.h"
+#include "channel.h"
+#include "shmem.h"
+#include "worker.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -92,62 +93,36 @@ PG_FUNCTION_INFO_V1(wl_rotate_channel);
 #define CHANNEL_DIGEST_LEN	16
 #define CHANNEL_PREFIX		"worklist_"
 
+/* The kind and event of each change, as payloads name them. */
 static const struct
 {
 	const char *kind;
 	const char *event;
 }			events[WL_CHANGE__N] = {
-	[WL_CHANGE_TASK_OPENED] = {"task", "opened"},
-	[WL_CHANGE_TASK_CLAIMED] = {"task", "claimed"},
-	[WL_CHANGE_TASK_RELEASED] = {"task", "released"},
-	[WL_CHANGE_TASK_TAKEN_OVER] = {"task", "taken_over"},
-	[WL_CHANGE_TASK_COMPLETED] = {"task", "completed"},
-	[WL_CHANGE_TASK_EXPIRED] = {"task", "expired"},
-	[WL_CHANGE_TASK_ESCALATED] = {"task", "escalated"},
-	[WL_CHANGE_TASK_WITHDRAWN] = {"task", "withdrawn"},
-	[WL_CHANGE_TASK_PURGED] = {"task", "purged"},
-	[WL_CHANGE_TICKET_OPENED] = {"ticket", "opened"},
-	[WL_CHANGE_TICKET_REPORTED] = {"ticket", "reported"},
-	[WL_CHANGE_TICKET_CLOSED] = {"ticket", "closed"},
-	[WL_CHANGE_TICKET_ESCALATED] = {"ticket", "escalated"},
-	[WL_CHANGE_TICKET_CONFIRMED] = {"ticket", "confirmed"},
-	[WL_CHANGE_TICKET_PURGED] = {"ticket", "purged"},
-	[WL_CHANGE_RUN_CHECKPOINTED] = {"run", "checkpointed"},
-	[WL_CHANGE_RUN_CHECKPOINT_DELETED] = {"run", "checkpoint_deleted"},
-	[WL_CHANGE_RUN_PRUNED] = {"run", "pruned"},
-	[WL_CHANGE_RUN_CLAIMED] = {"run", "claimed"},
-	[WL_CHANGE_RUN_RELEASED] = {"run", "released"},
-	[WL_CHANGE_RUN_PURGED] = {"run", "purged"},
+#define WL_CHANGE_NAMES(name, kind, event) [WL_CHANGE_##name] = {kind, event},
+	WL_CHANGES(WL_CHANGE_NAMES)
+#undef WL_CHANGE_NAMES
 };
+
+/* worklist.notify */
+bool		wl_notify_enabled = true;
 
 /* When this sweeper last sent (it sends again SEND_GAP_MS later at the soonest). */
 static TimestampTz last_send = 0;
 static TimestampTz send_retry_at = 0;
 static TimestampTz send_failure_logged = 0;
 
-/* ----------
- * Recording
- * ----------
- */
-static WlChange
-event_of(const char *kind, const char *event)
-{
-	for (int i = 0; i < WL_CHANGE__N; i++)
-		if (strcmp(events[i].kind, kind) == 0 && strcmp(events[i].event, event) == 0)
-			return (WlChange) i;
-	elog(ERROR, "unknown notification event \"%s\" of kind \"%s\"", event, kind);
-	pg_unreachable();
-}
-
 void
-wl_notify(const char *tenant, const char *kind, const char *event)
+wl_channel_init(void)
 {
-	WlChange		e;
-
-	if (!wl_notify_enabled)
-		return;
-	e = event_of(kind, event);
-	wl_xact_tenant(tenant)->events[e]++;
+	DefineCustomBoolVariable("worklist.notify",
+							 "Notify the tenant's channel of the changes of tasks, tickets and runs.",
+							 "Off: changes made while it is off are not notified.",
+							 &wl_notify_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 }
 
 /* ----------
@@ -286,26 +261,24 @@ notify_tenants(int n, char **tenants, char **payloads, bool lock, bool *sent)
 }
 
 /* ----------
- * Without preloading: each transaction at its commit
+ * At a transaction's commit
  * ----------
  */
 void
-wl_notify_at_commit(List *records)
+wl_channel_send_now(int count, char **tenants_in, uint32 **counts)
 {
 	int			n = 0;
-	char	  **tenants = palloc(sizeof(char *) * list_length(records));
-	char	  **payloads = palloc(sizeof(char *) * list_length(records));
-	ListCell   *lc;
+	char	  **tenants = palloc(sizeof(char *) * Max(count, 1));
+	char	  **payloads = palloc(sizeof(char *) * Max(count, 1));
 	WlSpi		spi;
 
-	foreach(lc, records)
+	for (int i = 0; i < count; i++)
 	{
-		WlXactTenant *rec = (WlXactTenant *) lfirst(lc);
-		char	   *p = payload(rec->events);
+		char	   *p = payload(counts[i]);
 
 		if (p == NULL)
 			continue;
-		tenants[n] = rec->tenant;
+		tenants[n] = tenants_in[i];
 		payloads[n++] = p;
 	}
 	if (n == 0 || !channels_exist())
@@ -322,7 +295,7 @@ wl_notify_at_commit(List *records)
  * ----------
  */
 long
-wl_notify_due(void)
+wl_channel_due(void)
 {
 	TimestampTz now;
 
@@ -358,7 +331,7 @@ put_back(const WlPendingEvents *p)
  * notification never loses work.
  */
 void
-wl_notify_send(void)
+wl_channel_send(void)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	WlPendingEvents *pending;
