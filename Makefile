@@ -20,6 +20,8 @@ OBJS = \
 	src/binding.o \
 	src/trust.o \
 	src/task.o \
+	src/task_list.o \
+	src/task_sweep.o \
 	src/ticket.o \
 	src/fold.o \
 	src/fold_store.o \

@@ -338,6 +338,16 @@ wl_result_cstring(uint64 row, int col)
 	return copy;
 }
 
+char **
+wl_result_column(uint64 n, int col)
+{
+	char	  **out = palloc(sizeof(char *) * Max(n, 1));
+
+	for (uint64 i = 0; i < n; i++)
+		out[i] = wl_result_cstring(i, col);
+	return out;
+}
+
 /* Append column 1 (a whole row) of every row of tt to the SRF's store. */
 static void
 rows_to_srf(ReturnSetInfo *rsinfo, SPITupleTable *tt, uint64 n)

@@ -293,6 +293,12 @@ extern Datum wl_result_datum(uint64 row, int col, bool *isnull);
 /* Same, as a palloc'd C string in the upper context, or NULL. */
 extern char *wl_result_cstring(uint64 row, int col);
 /*
+ * Column col of the first n rows of the last result, as C strings in the
+ * upper context (the ids a statement picked, to be used while other
+ * statements run).
+ */
+extern char **wl_result_column(uint64 n, int col);
+/*
  * Append every row of the last result to the set-returning function's
  * tuplestore.  Column 1 of the result must be a whole-row value of the
  * function's declared row type.  Call InitMaterializedSRF first.
