@@ -12,10 +12,10 @@
 
 #include "worklist.h"
 
-/* Expiry policies of overdue tasks (task.c). */
+/* Expiry policies of overdue tasks (task_sweep.c). */
 extern void wl_task_sweep(text *tenant, TimestampTz now, int32 lim,
 						  WlSweepResult *result);
-/* Claims held past their claim_timeout, released (task.c). */
+/* Claims held past their claim_timeout, released (task_sweep.c). */
 extern void wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 								   WlSweepResult *result);
 /* The ticket watchdog (ticket.c). */
@@ -24,6 +24,15 @@ extern void wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim,
 /* Purge by the tenant's retention policy, lim items in all (retention.c). */
 extern void wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 							   WlSweepResult *result);
+/*
+ * What the retention purge asks of each kind: up to lim of its rows of the
+ * tenant that are old enough (settled, closed or last written at or before
+ * before), with what belongs to them; each returns how many went.
+ */
+extern uint64 wl_task_purge(text *tenant, TimestampTz before, int32 lim);
+extern uint64 wl_ticket_purge(text *tenant, TimestampTz before, int32 lim);
+extern uint64 wl_run_purge(text *tenant, TimestampTz before, TimestampTz now,
+						   int32 lim);
 
 /*
  * One sweep of one tenant at now: every part above, in the documented

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * task_sweep.c
- *	  The task parts of the sweep: expiry policies of overdue tasks and
- *	  claims held past their timeout (doc/reference.md, section 4).
+ *	  The task parts of the sweep: expiry policies of overdue tasks, claims
+ *	  held past their timeout (doc/reference.md, section 4), and the purge
+ *	  of settled tasks by the tenant's retention policy (retention.c).
  *
  * Each part picks up to lim rows of one tenant FOR NO KEY UPDATE SKIP
  * LOCKED in one statement, then changes them one by one, each found by its
@@ -172,4 +173,34 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 		result->claims_released++;
 		wl_task_changed(tenant, WL_CHANGE_TASK_RELEASED);
 	}
+}
+
+/*
+ * The purge of settled tasks (declared in sweep.h; run by retention.c):
+ * up to lim of the tenant's tasks settled at or before before, oldest
+ * first.  Returns how many went.
+ */
+uint64
+wl_task_purge(text *tenant, TimestampTz before, int32 lim)
+{
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1"
+		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
+		"   AND d.settled_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.settled_at LIMIT $3"
+		" FOR UPDATE OF d SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.tasks.pick"
+	};
+	static WlStmt purge WL_KEPT = {
+		"DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "retention.purge.tasks.delete"
+	};
+	uint64		n = wl_purge_by_id(&pick, &purge, tenant, before, lim);
+
+	for (uint64 i = 0; i < n; i++)
+		wl_task_changed(tenant, WL_CHANGE_TASK_PURGED);
+	return n;
 }

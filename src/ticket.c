@@ -26,8 +26,9 @@
  *
  * Append-only.  A statement trigger refuses UPDATE, DELETE and TRUNCATE
  * on the log and on tickets for every role, owner included, unless
- * erase_tenant() is running in this backend -- or, for an UPDATE of a
- * ticket, one of the statements below that write its summary.
+ * erase_tenant() is running in this backend, or the retention purge of
+ * closed tickets (wl_ticket_purge) -- or, for an UPDATE of a ticket, one of
+ * the statements below that write its summary.
  *
  * The watchdog (wl_ticket_watchdog) is the only writer of escalation
  * events and of implicit confirmations; it writes as actor
@@ -69,9 +70,11 @@ PG_FUNCTION_INFO_V1(wl_ticket_log_guard);
 
 /*
  * True while a statement of this module that updates worklist.ticket runs,
- * so the guard trigger lets it through.  Reset on error by PG_FINALLY.
+ * or while the retention purge deletes tickets and their logs, so the guard
+ * trigger lets it through.  Reset on error by PG_FINALLY.
  */
 static bool ticket_writing = false;
+static bool ticket_purging = false;
 
 /* A ticket row as the verbs use it. */
 typedef struct TicketRow
@@ -813,8 +816,10 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 /*
  * Statement trigger, BEFORE UPDATE OR DELETE OR TRUNCATE on
  * worklist.ticket_event and worklist.ticket: refuses, whoever runs the
- * statement, unless erase_tenant() runs it -- or, for an UPDATE of
- * worklist.ticket, a verb of this module writing a summary.
+ * statement, unless erase_tenant() or the retention purge runs it -- or,
+ * for an UPDATE of worklist.ticket, a verb of this module writing a
+ * summary.  (Its hint names erase_tenant() alone: the purge is nothing a
+ * caller can run.)
  */
 Datum
 wl_ticket_log_guard(PG_FUNCTION_ARGS)
@@ -828,7 +833,7 @@ wl_ticket_log_guard(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("function \"ticket_log_guard\" must be fired as a trigger")));
 	is_log = strcmp(RelationGetRelationName(trigdata->tg_relation), "ticket_event") == 0;
-	if (wl_erasing)
+	if (wl_erasing || ticket_purging)
 		return PointerGetDatum(NULL);
 	if (ticket_writing && !is_log && TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		return PointerGetDatum(NULL);
@@ -860,4 +865,56 @@ wl_ticket_log_guard(PG_FUNCTION_ARGS)
 				 errdetail("A ticket leaves only with its whole tenant, together with its log."),
 				 errhint("Only worklist.erase_tenant() removes tickets, every one of a tenant at once.")));
 	return PointerGetDatum(NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Retention
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The purge of closed tickets (declared in sweep.h; run by retention.c):
+ * up to lim of the tenant's tickets done or archived whose latest event is
+ * at or before before, oldest first, each with its whole log.  Returns how
+ * many went.
+ */
+uint64
+wl_ticket_purge(text *tenant, TimestampTz before, int32 lim)
+{
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.ticket d"
+		" WHERE d.tenant OPERATOR(pg_catalog.=) $1"
+		"   AND d.state OPERATOR(pg_catalog.=) ANY ('{done,archived}'::worklist.ticket_status[])"
+		"   AND d.last_event_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.last_event_at LIMIT $3"
+		" FOR UPDATE OF d SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.tickets.pick"
+	};
+	static WlStmt purge WL_KEPT = {
+		"WITH events AS ("
+		"  DELETE FROM worklist.ticket_event e"
+		"   WHERE e.tenant OPERATOR(pg_catalog.=) $1 AND e.ticket OPERATOR(pg_catalog.=) $2)"
+		" DELETE FROM worklist.ticket t WHERE t.tenant OPERATOR(pg_catalog.=) $1 AND t.id OPERATOR(pg_catalog.=) $2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "retention.purge.tickets.delete"
+	};
+	uint64		n = 0;
+	char	   *tenant_c;
+
+	/* the log is append-only but for erasure and this purge */
+	ticket_purging = true;
+	PG_TRY();
+	{
+		n = wl_purge_by_id(&pick, &purge, tenant, before, lim);
+	}
+	PG_FINALLY();
+	{
+		ticket_purging = false;
+	}
+	PG_END_TRY();
+	tenant_c = text_to_cstring(tenant);
+	for (uint64 i = 0; i < n; i++)
+		wl_change_record(tenant_c, WL_CHANGE_TICKET_PURGED);
+	return n;
 }

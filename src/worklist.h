@@ -299,6 +299,17 @@ extern char *wl_result_cstring(uint64 row, int col);
  */
 extern char **wl_result_column(uint64 n, int col);
 /*
+ * The loop every purge of rows keyed by (tenant, id) runs: pick ($1
+ * tenant, $2 an instant, $3 lim) picks and locks the candidates in one
+ * statement; then purge ($1 tenant, $2 id) deletes each of them by its
+ * whole key and nothing else, which only the key's index can serve, however
+ * small the planner believed the tables when it planned (a DELETE joined to
+ * the candidates was planned, on tables it knew as empty, as a walk of the
+ * tenant's every row).  Returns how many were picked.
+ */
+extern uint64 wl_purge_by_id(WlStmt *pick, WlStmt *purge, text *tenant,
+							 TimestampTz before, int32 lim);
+/*
  * Append every row of the last result to the set-returning function's
  * tuplestore.  Column 1 of the result must be a whole-row value of the
  * function's declared row type.  Call InitMaterializedSRF first.
