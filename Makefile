@@ -109,6 +109,11 @@ $(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql: $(UPGRADE_PARTS) $(INSTALL_PARTS) sql/upgrade.awk
 	LC_ALL=C awk -v version=$(EXTVERSION) -f sql/upgrade.awk $(UPGRADE_SOURCES) > $@
 
+# The layering of src/ (the list at the head of src/worklist.c), checked
+# against the built objects; ./run test runs it as the suite "layers".
+check-layers: all
+	test/tools/layers .
+
 # pgTAP files are plain SQL run by pg_prove in a database of their own.
 PGTAP_DB ?= worklist_pgtap
 installcheck-pgtap:
@@ -118,4 +123,4 @@ installcheck-pgtap:
 		-c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION $(EXTENSION)'
 	pg_prove -d $(PGTAP_DB) test/pgtap/*.sql
 
-.PHONY: installcheck-pgtap
+.PHONY: installcheck-pgtap check-layers
