@@ -74,10 +74,6 @@
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
-#include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
-#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 

@@ -39,7 +39,6 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(wl_set_retention);
 PG_FUNCTION_INFO_V1(wl_retention);

@@ -52,7 +52,6 @@
 #include "hint.h"
 #include "task.h"
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"

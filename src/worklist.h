@@ -1,8 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * worklist.h
- *	  Shared declarations of the worklist extension: settings, SQLSTATEs,
- *	  argument validation, tenancy, and the SPI layer every verb uses.
+ *	  The declarations every part of the extension shares: SQLSTATEs and
+ *	  limits, the vocabulary of what changes and what is counted, and the
+ *	  two lowest layers (worklist.c draws them all): errors, arguments and
+ *	  SPI (ground), tenancy and trust.  Each layer above has a header of
+ *	  its own: shmem.h and worker.h (ground too), channel.h, change.h,
+ *	  hint.h, task.h, ticket.h, sweep.h.
  *
  * Every verb follows the same shape:
  *
@@ -358,12 +362,14 @@ extern bool wl_schema_served(const char *version, bool *current);
 extern bool wl_schema_current(void);
 
 /* ----------
- * What is recorded of a change (change.c) and counted (stats())
+ * Vocabulary: what is recorded of a change (change.c), what is counted
+ * (stats()), and what a sweep did
  * ----------
  */
 /*
  * The changes notifications count: name, kind and event, in payload order
- * (each kind's events together).  A new event is one line here.
+ * (each kind's events together).  A new event is one line here (and its
+ * line in doc/reference.md, section 9).
  */
 #define WL_CHANGES(X) \
 	X(TASK_OPENED, "task", "opened") \
@@ -408,10 +414,6 @@ typedef enum WlCounter
 	WL_COUNT__N
 } WlCounter;
 
-/* ----------
- * What a sweep did (sweep.h has the sweep itself)
- * ----------
- */
 /*
  * What a sweep did, one count a line, in the order of the columns of
  * worklist.sweep_result (sweeper_status shows the same totals, by name).
@@ -442,7 +444,8 @@ typedef struct WlSweepTotals
 } WlSweepTotals;
 
 /* ----------
- * The background workers and the hook that tells them of changes
+ * What _PG_init (worklist.c) hands off to, besides each layer's own init
+ * declared in its header
  * ----------
  */
 /* launcher.c: defines worklist.database; registers the launcher. */
