@@ -176,15 +176,16 @@ wl_sweeper_status(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Datum	   *values;
 	bool	   *nulls;
+	pid_t		pid;
 	bool		running;
 
 	InitMaterializedSRF(fcinfo, 0);
 	desc = rsinfo->setDesc;
 
-	if (!wl_shm_slot_status(MyDatabaseId, s))
+	if (!wl_shm_slot_status(MyDatabaseId, &pid, s))
 		return (Datum) 0;
 
-	running = wl_pid_alive(s->pid);
+	running = wl_pid_alive(pid);
 	values = palloc0(sizeof(Datum) * desc->natts);
 	nulls = palloc0(sizeof(bool) * desc->natts);
 	for (int i = 0; i < desc->natts; i++)
@@ -201,11 +202,11 @@ wl_sweeper_status(PG_FUNCTION_ARGS)
 		else if (strcmp(col, "pid") == 0)
 		{
 			nulls[i] = !running;
-			values[i] = Int32GetDatum(s->pid);
+			values[i] = Int32GetDatum(pid);
 		}
 		else if (strcmp(col, "database") == 0)
 		{
-			dbname = get_database_name(s->database);
+			dbname = get_database_name(MyDatabaseId);
 			nulls[i] = (dbname == NULL);
 			if (dbname)
 				values[i] = CStringGetTextDatum(dbname);

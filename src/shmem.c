@@ -90,17 +90,7 @@ struct WlSlot
 	WlSweeperExit exit_reason;
 	bool		ran;			/* its last sweeper found the extension */
 	int			connect_failures;	/* restarts that never connected */
-	/* status, as worklist.sweeper_status shows it */
-	TimestampTz started_at;
-	TimestampTz last_tick;
-	double		last_duration_ms;
-	int64		ticks;
-	WlSweepTotals totals;
-	int			n_error_tenants;
-	char		error_tenants[WL_ERROR_TENANTS][WL_TENANT_KEY_LEN];
-	TimestampTz last_error_at;
-	char		last_error[WL_ERROR_LEN];
-	char		last_error_tenant[WL_TENANT_KEY_LEN];
+	WlSweeperStatus status;		/* what worklist.sweeper_status shows */
 };
 
 /* Key of the tenant table: a tenant of one database. */
@@ -331,7 +321,23 @@ wl_shmem_startup(void)
  * ----------
  */
 
-/* The slot of a database, or NULL.  The lock is held. */
+/* Lock the slots and the launcher's fields in mode; unlock_slots() ends it. */
+static WlShared *
+lock_slots(LWLockMode mode)
+{
+	WlShared   *shared = shared_attach();
+
+	LWLockAcquire(&shared->lock, mode);
+	return shared;
+}
+
+static void
+unlock_slots(void)
+{
+	LWLockRelease(&wl_shared->lock);
+}
+
+/* The slot of a database, or NULL.  The slots are locked. */
 static WlSlot *
 slot_find(WlShared *shared, Oid database)
 {
@@ -341,22 +347,29 @@ slot_find(WlShared *shared, Oid database)
 	return NULL;
 }
 
+/* Lock the slots in mode, and find the database's (NULL: none). */
+static WlSlot *
+lock_slot(Oid database, LWLockMode mode)
+{
+	return slot_find(lock_slots(mode), database);
+}
+
 /*
  * The slot of a database, taking a free one (or the one unused longest)
- * when it has none; NULL when every slot is busy.  The lock is held
+ * when it has none; NULL when every slot is busy.  The slots are locked
  * exclusively.
  */
 static WlSlot *
-slot_take(WlShared *shared, Oid database)
+slot_take(Oid database)
 {
-	WlSlot	   *slot = slot_find(shared, database);
+	WlSlot	   *slot = slot_find(wl_shared, database);
 	WlSlot	   *oldest = NULL;
 
 	if (slot)
 		return slot;
-	for (int i = 0; i < shared->nslots; i++)
+	for (int i = 0; i < wl_shared->nslots; i++)
 	{
-		WlSlot	   *s = &shared->slots[i];
+		WlSlot	   *s = &wl_shared->slots[i];
 
 		if (s->database == InvalidOid)
 		{
@@ -395,12 +408,9 @@ wl_shm_slot_count(void)
 bool
 wl_shm_slot_give_up(Oid database, int attempts)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_EXCLUSIVE);
 	bool		give_up = false;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(shared, database);
 	if (slot && slot->pid == 0)
 	{
 		give_up = slot->connect_failures >= attempts;
@@ -409,21 +419,20 @@ wl_shm_slot_give_up(Oid database, int attempts)
 		else
 			slot->connect_failures++;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return give_up;
 }
 
 WlSlotClaim
 wl_shm_slot_claim(Oid database, WlSlot **claimed, pid_t *other)
 {
-	WlShared   *shared = shared_attach();
 	WlSlot	   *slot;
 	WlSlotClaim result = WL_SLOT_CLAIMED;
 
 	*claimed = NULL;
 	*other = 0;
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_take(shared, database);
+	lock_slots(LW_EXCLUSIVE);
+	slot = slot_take(database);
 	if (slot == NULL)
 		result = WL_SLOT_FULL;
 	else if (slot->pid != 0 && slot->pid != MyProcPid && wl_pid_alive(slot->pid))
@@ -438,27 +447,25 @@ wl_shm_slot_claim(Oid database, WlSlot **claimed, pid_t *other)
 		slot->pid = MyProcPid;
 		slot->pgprocno = MyProc->pgprocno;
 		slot->used_at = GetCurrentTimestamp();
-		slot->started_at = slot->used_at;
+		slot->status.started_at = slot->used_at;
 		slot->exit_reason = WL_EXIT_NONE;
 		slot->stop_requested = false;
 		slot->recheck_extension = false;
 		slot->ran = false;
 		slot->connect_failures = 0;
 		slot->starter = 0;
-		slot->n_error_tenants = 0;	/* this sweeper's failures are its own */
+		slot->status.n_error_tenants = 0;	/* this sweeper's failures are its own */
 		slot->notify_pending = true;	/* send what waited meanwhile */
 		*claimed = slot;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return result;
 }
 
 void
 wl_shm_slot_release(WlSlot *slot, bool failed)
 {
-	WlShared   *shared = shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	lock_slots(LW_EXCLUSIVE);
 	if (slot->pid == MyProcPid)
 	{
 		slot->pid = 0;
@@ -466,52 +473,46 @@ wl_shm_slot_release(WlSlot *slot, bool failed)
 		if (failed && slot->exit_reason == WL_EXIT_NONE)
 			slot->exit_reason = WL_EXIT_FAILED;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 void
 wl_shm_slot_exit(WlSlot *slot, WlSweeperExit reason)
 {
-	WlShared   *shared = shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	lock_slots(LW_EXCLUSIVE);
 	if (slot && slot->pid == MyProcPid)
 		slot->exit_reason = reason;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 void
 wl_shm_slot_ran(WlSlot *slot)
 {
-	WlShared   *shared = shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	lock_slots(LW_EXCLUSIVE);
 	slot->ran = true;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 bool
 wl_shm_slot_stop_requested(WlSlot *slot)
 {
-	WlShared   *shared = shared_attach();
 	bool		asked;
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
+	lock_slots(LW_SHARED);
 	asked = slot->stop_requested;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return asked;
 }
 
 bool
 wl_shm_slot_take_recheck(WlSlot *slot)
 {
-	WlShared   *shared = shared_attach();
 	bool		asked;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
+	lock_slots(LW_EXCLUSIVE);
 	asked = slot->recheck_extension;
 	slot->recheck_extension = false;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return asked;
 }
 
@@ -519,16 +520,14 @@ void
 wl_shm_slot_tick(WlSlot *slot, TimestampTz start, TimestampTz end,
 				 const WlSweepResult *done)
 {
-	WlShared   *shared = shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot->last_tick = end;
-	slot->last_duration_ms = (double) (end - start) / 1000.0;
-	slot->ticks++;
-#define ADD(name) slot->totals.name += done->name;
+	lock_slots(LW_EXCLUSIVE);
+	slot->status.last_tick = end;
+	slot->status.last_duration_ms = (double) (end - start) / 1000.0;
+	slot->status.ticks++;
+#define ADD(name) slot->status.totals.name += done->name;
 	WL_SWEEP_COUNTS(ADD)
 #undef ADD
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 /* Copy a message cut at a character boundary (half a character is not text). */
@@ -544,196 +543,165 @@ copy_text(char *dst, size_t size, const char *src)
 void
 wl_shm_slot_error(WlSlot *slot, const char *tenant, const char *message)
 {
-	WlShared   *shared = shared_attach();
+	WlSweeperStatus *s = &slot->status;
 	TimestampTz at = GetCurrentTimestamp();
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot->last_error_at = at;
-	copy_text(slot->last_error, sizeof(slot->last_error), message);
-	strlcpy(slot->last_error_tenant, tenant ? tenant : "",
-			sizeof(slot->last_error_tenant));
+	lock_slots(LW_EXCLUSIVE);
+	s->last_error_at = at;
+	copy_text(s->last_error, sizeof(s->last_error), message);
+	strlcpy(s->last_error_tenant, tenant ? tenant : "",
+			sizeof(s->last_error_tenant));
 	if (tenant)
 	{
 		bool		listed = false;
 
-		for (int i = 0; i < slot->n_error_tenants && !listed; i++)
-			listed = strcmp(slot->error_tenants[i], tenant) == 0;
-		if (!listed && slot->n_error_tenants < WL_ERROR_TENANTS)
-			strlcpy(slot->error_tenants[slot->n_error_tenants++], tenant,
+		for (int i = 0; i < s->n_error_tenants && !listed; i++)
+			listed = strcmp(s->error_tenants[i], tenant) == 0;
+		if (!listed && s->n_error_tenants < WL_ERROR_TENANTS)
+			strlcpy(s->error_tenants[s->n_error_tenants++], tenant,
 					WL_TENANT_KEY_LEN);
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 void
 wl_shm_slot_unlist_error(WlSlot *slot, const char *tenant)
 {
-	WlShared   *shared = shared_attach();
+	WlSweeperStatus *s = &slot->status;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < slot->n_error_tenants; i++)
-		if (strcmp(slot->error_tenants[i], tenant) == 0)
+	lock_slots(LW_EXCLUSIVE);
+	for (int i = 0; i < s->n_error_tenants; i++)
+		if (strcmp(s->error_tenants[i], tenant) == 0)
 		{
-			int			last = --slot->n_error_tenants;
+			int			last = --s->n_error_tenants;
 
 			if (i != last)
-				memcpy(slot->error_tenants[i], slot->error_tenants[last],
+				memcpy(s->error_tenants[i], s->error_tenants[last],
 					   WL_TENANT_KEY_LEN);
 			break;
 		}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 void
 wl_shm_launcher_register(void)
 {
-	WlShared   *shared = shared_attach();
+	WlShared   *shared = lock_slots(LW_EXCLUSIVE);
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	shared->launcher_pid = MyProcPid;
 	shared->launcher_procno = MyProc->pgprocno;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 void
 wl_shm_launcher_unregister(void)
 {
-	WlShared   *shared = shared_attach();
+	WlShared   *shared = lock_slots(LW_EXCLUSIVE);
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	if (shared->launcher_pid == MyProcPid)
 	{
 		shared->launcher_pid = 0;
 		shared->launcher_procno = -1;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 int
 wl_shm_launcher_take_probes(Oid *probe, bool *all)
 {
-	WlShared   *shared = shared_attach();
-	int			n;
+	WlShared   *shared = lock_slots(LW_EXCLUSIVE);
+	int			n = shared->nprobe;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	n = shared->nprobe;
 	memcpy(probe, shared->probe, sizeof(Oid) * n);
 	*all = shared->probe_all;
 	shared->nprobe = 0;
 	shared->probe_all = false;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return n;
 }
 
 bool
 wl_shm_slot_prepare(Oid database)
 {
-	WlShared   *shared = shared_attach();
 	WlSlot	   *slot;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_take(shared, database);
+	lock_slots(LW_EXCLUSIVE);
+	slot = slot_take(database);
 	if (slot)
 	{
 		slot->exit_reason = WL_EXIT_NONE;
 		slot->ran = false;
 		slot->used_at = GetCurrentTimestamp();
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return slot != NULL;
 }
 
 void
 wl_shm_slot_exit_status(Oid database, WlSweeperExit *reason, bool *ran)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_SHARED);
 
-	*reason = WL_EXIT_FAILED;
-	*ran = false;
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = slot_find(shared, database);
-	if (slot)
-	{
-		*reason = slot->exit_reason;
-		*ran = slot->ran;
-	}
-	LWLockRelease(&shared->lock);
+	*reason = slot ? slot->exit_reason : WL_EXIT_FAILED;
+	*ran = slot ? slot->ran : false;
+	unlock_slots();
 }
 
 void
 wl_shm_slot_forget(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_EXCLUSIVE);
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(shared, database);
 	if (slot && slot->pid == 0 && !wl_pid_alive(slot->paused_by))
 		slot->database = InvalidOid;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 void
 wl_shm_slot_state(Oid database, bool *running, bool *paused)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_SHARED);
 
-	*running = false;
-	*paused = false;
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = slot_find(shared, database);
-	if (slot)
-	{
-		*running = wl_pid_alive(slot->pid);
-		*paused = wl_pid_alive(slot->paused_by);
-	}
-	LWLockRelease(&shared->lock);
+	*running = slot && wl_pid_alive(slot->pid);
+	*paused = slot && wl_pid_alive(slot->paused_by);
+	unlock_slots();
 }
 
 void
 wl_shm_launcher_wake(void)
 {
-	WlShared   *shared = shared_attach();
-	int			procno;
+	int			procno = lock_slots(LW_SHARED)->launcher_procno;
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	procno = shared->launcher_procno;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	set_latch(procno);
 }
 
 void
 wl_shm_launcher_probe(Oid database)
 {
-	WlShared   *shared = shared_attach();
+	WlShared   *shared = lock_slots(LW_EXCLUSIVE);
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	if (shared->nprobe < WL_PROBE_MAX)
 		shared->probe[shared->nprobe++] = database;
 	else
 		shared->probe_all = true;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	wl_shm_launcher_wake();
 }
 
 pid_t
 wl_shm_slot_pause(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
-	pid_t		pid = 0;
-	int			procno = -1;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
 	/*
 	 * Only a database whose sweeper runs is paused: no slot is taken, or
 	 * kept from reuse, for one that has none (that would let a role owning
 	 * many databases fill the slots by pausing them all in one
 	 * transaction).
 	 */
-	slot = slot_find(shared, database);
+	WlSlot	   *slot = lock_slot(database, LW_EXCLUSIVE);
+	pid_t		pid = 0;
+	int			procno = -1;
+
 	if (slot && wl_pid_alive(slot->pid))
 	{
 		slot->paused_by = MyProcPid;
@@ -742,7 +710,7 @@ wl_shm_slot_pause(Oid database)
 		procno = slot->pgprocno;
 		slot->stop_requested = true;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	set_latch(procno);
 	return pid;
 }
@@ -750,73 +718,59 @@ wl_shm_slot_pause(Oid database)
 bool
 wl_shm_slot_left(Oid database, pid_t pid)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
-	bool		gone;
+	WlSlot	   *slot = lock_slot(database, LW_SHARED);
+	bool		gone = (slot == NULL || slot->pid != pid);
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = slot_find(shared, database);
-	gone = (slot == NULL || slot->pid != pid);
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return gone;
 }
 
 void
 wl_shm_slot_unpause(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_EXCLUSIVE);
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(shared, database);
 	if (slot && slot->paused_by == MyProcPid)
 		slot->paused_by = 0;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 void
 wl_shm_slot_recheck(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_EXCLUSIVE);
 	int			procno = -1;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(shared, database);
 	if (slot && slot->pid != 0)
 	{
 		slot->recheck_extension = true;
 		procno = slot->pgprocno;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	set_latch(procno);
 }
 
 pid_t
 wl_shm_sweeper_pid(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_SHARED);
 	pid_t		pid = 0;
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = slot_find(shared, database);
 	if (slot && wl_pid_alive(slot->pid))
 		pid = slot->pid;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return pid;
 }
 
 WlSlotStart
 wl_shm_slot_start(Oid database, pid_t *pid)
 {
-	WlShared   *shared = shared_attach();
 	WlSlot	   *slot;
 	WlSlotStart result = WL_START_WAIT;
 
 	*pid = 0;
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_take(shared, database);
+	lock_slots(LW_EXCLUSIVE);
+	slot = slot_take(database);
 	if (slot == NULL)
 		result = WL_START_FULL;
 	else if (wl_pid_alive(slot->pid))
@@ -834,49 +788,31 @@ wl_shm_slot_start(Oid database, pid_t *pid)
 		slot->connect_failures = 0;
 		result = WL_START_MINE;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return result;
 }
 
 void
 wl_shm_slot_started(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_EXCLUSIVE);
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(shared, database);
 	if (slot && slot->starter == MyProcPid)
 		slot->starter = 0;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 }
 
 bool
-wl_shm_slot_status(Oid database, WlSweeperStatus *status)
+wl_shm_slot_status(Oid database, pid_t *pid, WlSweeperStatus *status)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_SHARED);
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = slot_find(shared, database);
 	if (slot)
 	{
-		status->database = slot->database;
-		status->pid = slot->pid;
-		status->started_at = slot->started_at;
-		status->last_tick = slot->last_tick;
-		status->last_duration_ms = slot->last_duration_ms;
-		status->ticks = slot->ticks;
-		status->totals = slot->totals;
-		status->n_error_tenants = slot->n_error_tenants;
-		memcpy(status->error_tenants, slot->error_tenants,
-			   sizeof(status->error_tenants));
-		status->last_error_at = slot->last_error_at;
-		memcpy(status->last_error, slot->last_error, sizeof(status->last_error));
-		memcpy(status->last_error_tenant, slot->last_error_tenant,
-			   sizeof(status->last_error_tenant));
+		*pid = slot->pid;
+		*status = slot->status;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return slot != NULL;
 }
 
@@ -1011,33 +947,25 @@ wl_shm_tenants_full(void)
 void
 wl_shm_notify_wake(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
+	WlSlot	   *slot = lock_slot(database, LW_EXCLUSIVE);
 	int			procno = -1;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(shared, database);
 	if (slot)
 	{
 		slot->notify_pending = true;
 		procno = slot->pgprocno;
 	}
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	set_latch(procno);
 }
 
 bool
 wl_shm_notify_pending(Oid database)
 {
-	WlShared   *shared = shared_attach();
-	WlSlot	   *slot;
-	bool		pending = false;
+	WlSlot	   *slot = lock_slot(database, LW_SHARED);
+	bool		pending = slot && slot->notify_pending;
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = slot_find(shared, database);
-	if (slot)
-		pending = slot->notify_pending;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 	return pending;
 }
 
@@ -1053,11 +981,10 @@ wl_shm_take_events(Oid database, WlPendingEvents **out)
 	WlPendingEvents *pending;
 
 	/* cleared first: whatever is queued from now on sets it again */
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(shared, database);
+	slot = lock_slot(database, LW_EXCLUSIVE);
 	if (slot)
 		slot->notify_pending = false;
-	LWLockRelease(&shared->lock);
+	unlock_slots();
 
 	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
 	link = &shared->dirty_head;

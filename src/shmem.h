@@ -46,11 +46,9 @@ typedef enum WlSweeperExit
 	WL_EXIT_DUPLICATE			/* another sweeper already works there */
 } WlSweeperExit;
 
-/* What worklist.sweeper_status shows of a slot. */
+/* What worklist.sweeper_status shows of a slot, besides its sweeper's pid. */
 typedef struct WlSweeperStatus
 {
-	Oid			database;
-	pid_t		pid;			/* the running sweeper, 0 if none (may be stale) */
 	TimestampTz started_at;
 	TimestampTz last_tick;
 	double		last_duration_ms;
@@ -148,8 +146,12 @@ typedef enum WlSlotStart
 extern WlSlotStart wl_shm_slot_start(Oid database, pid_t *pid);
 /* This backend's start is over (started or not). */
 extern void wl_shm_slot_started(Oid database);
-/* A copy of the database's status; false when it never had a slot. */
-extern bool wl_shm_slot_status(Oid database, WlSweeperStatus *status);
+/*
+ * A copy of the database's status, and the pid of its sweeper (0: none; a
+ * stale one may remain); false when it never had a slot.
+ */
+extern bool wl_shm_slot_status(Oid database, pid_t *pid,
+							   WlSweeperStatus *status);
 
 /* ----------
  * Tenants: counters and notifications waiting to be sent, per (database,

@@ -235,6 +235,16 @@ row_claimable(text *tenant, Datum row)
 					  DatumGetTimestampTz(created_at));
 }
 
+/* The first refusals of every verb that names an actor: WL001, WL002. */
+static void
+check_reach(const TaskFacts *f, const char *id, const char *actor)
+{
+	if (!f->found)
+		wl_error_not_found("task", id);
+	if (f->excluded)
+		wl_error_excluded(id, actor);
+}
+
 /*
  * The refusals a claim (or a take-over, for its new holder) meets before
  * availability is looked at, in the documented order: WL001, WL002, WL003,
@@ -243,10 +253,7 @@ row_claimable(text *tenant, Datum row)
 static void
 check_eligible(const TaskFacts *f, const char *id, const char *actor)
 {
-	if (!f->found)
-		wl_error_not_found("task", id);
-	if (f->excluded)
-		wl_error_excluded(id, actor);
+	check_reach(f, id, actor);
 	if (!f->meets)
 		wl_error_wrong_role(id, actor);
 	if (!is_pending(f->state))
@@ -546,10 +553,7 @@ release_refusal(const TaskChange *c, const TaskFacts *f)
 	char	   *id = text_to_cstring(c->id);
 	char	   *actor = text_to_cstring(c->actor);
 
-	if (!f->found)
-		wl_error_not_found("task", id);
-	if (f->excluded)
-		wl_error_excluded(id, actor);
+	check_reach(f, id, actor);
 	if (!is_pending(f->state))
 		wl_error_not_held(id, actor, NULL);
 	if (f->holder == NULL || strcmp(f->holder, actor) != 0)
@@ -673,10 +677,7 @@ complete_refusal(const TaskChange *c, const TaskFacts *f)
 	char	   *id = text_to_cstring(c->id);
 	char	   *actor = text_to_cstring(c->actor);
 
-	if (!f->found)
-		wl_error_not_found("task", id);
-	if (f->excluded)
-		wl_error_excluded(id, actor);
+	check_reach(f, id, actor);
 	if (!is_pending(f->state))
 		return TASK_UNCHANGED;	/* already settled */
 	if (f->holder == NULL || strcmp(f->holder, actor) != 0)
