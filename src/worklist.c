@@ -42,7 +42,9 @@
  *	  fold.c		the fold's rules (5)
  *	  run.c			checkpoints, leases and fences, the run purge (6)
  *	  runlist.c		list_durable_runs and its cursor (6)
- * change: what a transaction changed, recorded beneath every verb
+ * change: what a transaction changed, recorded beneath every verb (what
+ * the verbs of two concepts both need done when something changes -- runs
+ * parked on tasks, say -- belongs here, so that no concept calls another)
  *	  change.c		per tenant: the counts notifications carry, and the
  *					counters of stats() (9)
  *	  hint.c		where claim_next starts, and what lowers it (4)
