@@ -45,6 +45,8 @@
  *		table and every field of its entries but "claims", an atomic
  *		counted under the lock held shared: shared to read a hint,
  *		exclusive to create an entry, raise, lower, reset or unpin one.
+ *		any_pinned is written under it exclusive and read without it (a
+ *		stale read only puts an unpin off to the sweeper's next tick).
  *		Keys are compared in C by priority and instant only, never by id,
  *		so no collation is needed.
  *

@@ -20,8 +20,10 @@
 /* Databases the launcher can be asked to look at before it drains them. */
 #define WL_PROBE_MAX		32
 
-/* Defines worklist.max_tenant_counters (only when preloading: it sizes
- * shared memory). */
+/*
+ * Defines worklist.max_tenant_counters (only when preloading: it sizes
+ * shared memory).
+ */
 extern void wl_shmem_init(void);
 /* Preloading: shared memory is made at server start (worklist.c's hooks). */
 extern void wl_shmem_preload(void);

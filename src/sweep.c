@@ -5,10 +5,10 @@
  *	  policies, claim timeouts, the ticket watchdog, retention -- and the
  *	  list of tenants that have something due.
  *
- * The parts live with their data (task.c, ticket.c, retention.c);
+ * The parts live with their data (task_sweep.c, ticket.c, retention.c);
  * wl_sweep_tenant() runs them in the documented order, and both this verb
- * and the background worker call it, so a batch of the worker does
- * exactly what a call of the verb would.
+ * and the sweeper call it, so a batch of the sweeper does exactly what a
+ * call of the verb would.
  *
  *-------------------------------------------------------------------------
  */

@@ -6,11 +6,13 @@
  *	  escalations and retention happen without anybody calling
  *	  worklist.sweep(), and that sends the database's notifications.
  *
- * Who starts it: with shared_preload_libraries = 'worklist', the launcher
- * (launcher.c) keeps one per database that has the extension; without
- * preloading, worklist.start_sweeper() starts one for the current
+ * Who starts it, by the name of its entry point (wl_sweeper_main): with
+ * shared_preload_libraries = 'worklist', the launcher (launcher.c) keeps
+ * one per database that has the extension; without preloading,
+ * worklist.start_sweeper() (control.c) starts one for the current
  * database.  Either way there is at most one per database: it claims the
- * database's slot in shared memory, and a second one leaves.
+ * database's slot in shared memory, and a second one leaves.  It meets the
+ * launcher only there: neither calls the other.
  *
  * It checks for the extension as soon as it has connected.  A tick, every
  * worklist.sweep_interval (the first one interval after it started):
@@ -37,7 +39,7 @@
  * Between units of work (batches, sends, and at least every 250 ms while
  * idle) the sweeper
  *	 - sends the notifications committed in its database (channel.c);
- *	 - leaves when asked to (the launcher's utility hook does, before DROP
+ *	 - leaves when asked to (the utility hook, utility.c, does, before DROP
  *	   DATABASE and the other commands that need the database to itself),
  *	   and, as a fallback where no hook runs (start_sweeper() without
  *	   preloading), when it sees that another transaction has held, for at
