@@ -23,6 +23,8 @@ OBJS = \
 	src/binding.o \
 	src/trust.o \
 	src/task.o \
+	src/task_list.o \
+	src/task_sweep.o \
 	src/ticket.o \
 	src/fold.o \
 	src/fold_store.o \
@@ -32,11 +34,16 @@ OBJS = \
 	src/sweep.o \
 	src/retention.o \
 	src/sweeper.o \
+	src/worker.o \
 	src/launcher.o \
+	src/control.o \
+	src/utility.o \
 	src/stats.o \
 	src/metrics.o \
+	src/change.o \
 	src/hint.o \
-	src/notify.o
+	src/shmem.o \
+	src/channel.o
 
 # Scripts.  sql/*.sql are pg_regress inputs only; the extension's scripts
 # live in subdirectories:
@@ -61,30 +68,18 @@ DATA_built  = $(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--$(PREVVERSION)--$(EX
 DATA        = $(sort $(wildcard sql/released/$(EXTENSION)--*.sql))
 
 # pg_regress: sql/*.sql against expected/*.out, in a database that has the
-# extension already.
-REGRESS_CORE   = core_tenancy core_trust core_security core_plans core_statements core_reference
-REGRESS_TASK   = task_open task_claim task_settle task_lists task_plan task_lifecycle \
-	task_queue_hint
-REGRESS_TICKET = ticket_verbs ticket_fold ticket_log ticket_watchdog ticket_order ticket_cost \
-	ticket_scenarios ticket_corrupt
-REGRESS_RUN    = run_checkpoints run_leases run_listing run_badinput
-REGRESS_SWEEP  = sweep_stats sweep_retention sweep_metrics
-REGRESS_HOSTILE = hostile_battery hostile_copy
-REGRESS = $(REGRESS_CORE) $(REGRESS_TASK) $(REGRESS_TICKET) $(REGRESS_RUN) $(REGRESS_SWEEP) \
-	$(REGRESS_HOSTILE)
+# extension already, in name order (core_* first: some of them count every
+# row of a table, so a test that leaves rows behind sorts after them).
+REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
-# pg_isolation_regress: test/isolation/specs/*.spec
-ISOLATION_CORE   = core_binding
-ISOLATION_TASK   = task_claim_race task_claim_next task_take_over task_claim_timeout task_queue_hint \
-	task_complete_sweep task_escalate_complete task_withdraw_claim
-ISOLATION_TICKET = ticket_concurrency
-ISOLATION_RUN    = run_reclaim_vs_write run_two_claimers run_renew_vs_reclaim run_release_vs_write run_concurrent_writes
-ISOLATION_SWEEP  = sweep_purge_locked notify_channels
-ISOLATION = $(ISOLATION_CORE) $(ISOLATION_TASK) $(ISOLATION_TICKET) $(ISOLATION_RUN) $(ISOLATION_SWEEP)
+# pg_isolation_regress: test/isolation/specs/*.spec against
+# test/isolation/expected/*.out
+ISOLATION = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 
-# TAP: test/t/*.pl, each on clusters of its own
+# TAP: test/t/*.pl, each on clusters of its own, with the helpers of
+# test/perl/WorklistNode.pm (PG_PROVE_FLAGS is set below, after PGXS sets it)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
@@ -104,11 +99,19 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# prove runs in the source directory: the TAP tests' own module
+PG_PROVE_FLAGS += -I test/perl
+
 $(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 	cat $(INSTALL_PARTS) > $@
 
 $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql: $(UPGRADE_PARTS) $(INSTALL_PARTS) sql/upgrade.awk
 	LC_ALL=C awk -v version=$(EXTVERSION) -f sql/upgrade.awk $(UPGRADE_SOURCES) > $@
+
+# The layering of src/ (the list at the head of src/worklist.c), checked
+# against the built objects; ./run test runs it as the suite "layers".
+check-layers: all
+	test/tools/layers .
 
 # pgTAP files are plain SQL run by pg_prove in a database of their own.
 PGTAP_DB ?= worklist_pgtap
@@ -128,4 +131,4 @@ installcheck-deploy:
 	PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
 	$(PROVE) $(PG_PROVE_FLAGS) $(PROVE_FLAGS) $(DEPLOY_TESTS)
 
-.PHONY: installcheck-pgtap installcheck-deploy
+.PHONY: installcheck-pgtap installcheck-deploy check-layers

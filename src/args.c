@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * args.c
- *	  Validation of the arguments every verb takes from SQL.
+ *	  Validation of the arguments every verb takes from SQL, and the
+ *	  arithmetic on instants and intervals that the checks and the verbs
+ *	  share.
  *
  * The rule for identifiers (task ids, actors, roles, case, run,
  * project and session ids): text, never NULL, not empty, at most 256
@@ -17,8 +19,27 @@
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
+#include "common/int.h"
+#include "utils/datetime.h"
 #include "utils/fmgrprotos.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
+
+/* worklist.max_document_size */
+static int	max_document_size = 1024 * 1024;
+
+void
+wl_args_init(void)
+{
+	DefineCustomIntVariable("worklist.max_document_size",
+							"Largest jsonb document a verb stores (payload, decision, body).",
+							NULL,
+							&max_document_size,
+							1024 * 1024, 1, INT_MAX / 2,
+							PGC_SUSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+}
 
 /* Is a string of len bytes longer than WL_IDENT_MAX characters? */
 static bool
@@ -55,8 +76,9 @@ wl_ident_valid(Datum d)
 	return !ident_too_long(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }
 
-void
-wl_check_ident(text *t, const char *argname)
+/* Validate an identifier that did not come from an argument slot. */
+static void
+check_ident(text *t, const char *argname)
 {
 	Size		len;
 
@@ -78,7 +100,7 @@ wl_arg_ident(FunctionCallInfo fcinfo, int argno, const char *argname)
 		wl_error_bad_arg(argname, "must not be null");
 	check_raw_size(PG_GETARG_DATUM(argno), argname);
 	t = PG_GETARG_TEXT_PP(argno);
-	wl_check_ident(t, argname);
+	check_ident(t, argname);
 	return t;
 }
 
@@ -217,13 +239,31 @@ wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname)
 	Datum		d = wl_arg_required(fcinfo, argno, argname);
 	Size		size = toast_raw_datum_size(d) - VARHDRSZ;
 
-	if (size > (Size) wl_max_document_size)
+	if (size > (Size) max_document_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("argument \"%s\" is too large", argname),
 				 errdetail("The document takes %zu bytes; worklist.max_document_size is %d bytes.",
-						   size, wl_max_document_size)));
+						   size, max_document_size)));
 	return d;
+}
+
+/* ----------
+ * Instants and intervals
+ * ----------
+ */
+bool
+wl_interval_negative(const Interval *span)
+{
+	return span->month < 0 || span->day < 0 || span->time < 0;
+}
+
+int128
+wl_interval_usec(const Interval *span)
+{
+	/* as interval comparison counts: a month is 30 days, a day 24 hours */
+	return (int128) span->time + (int128) span->day * USECS_PER_DAY +
+		(int128) span->month * DAYS_PER_MONTH * USECS_PER_DAY;
 }
 
 void
@@ -235,7 +275,7 @@ wl_check_positive_interval(Datum span, const char *argname)
 	 * Every field counts on its own: '1 mon -30 days' compares equal to
 	 * zero, yet added to 1 February it lands on 30 January.
 	 */
-	if (i->month < 0 || i->day < 0 || i->time < 0 ||
+	if (wl_interval_negative(i) ||
 		(i->month == 0 && i->day == 0 && i->time == 0))
 		wl_error_bad_arg(argname, "must be a positive interval");
 	wl_check_interval_bound(span, argname);
@@ -244,14 +284,75 @@ wl_check_positive_interval(Datum span, const char *argname)
 void
 wl_check_interval_bound(Datum span, const char *argname)
 {
-	Interval   *i = DatumGetIntervalP(span);
-	int128		usec;
+	int128		usec = wl_interval_usec(DatumGetIntervalP(span));
 
-	/* as interval comparison counts: a month is 30 days, a day 24 hours */
-	usec = (int128) i->time + (int128) i->day * USECS_PER_DAY +
-		(int128) i->month * DAYS_PER_MONTH * USECS_PER_DAY;
 	if (usec < 0)
 		usec = -usec;
 	if (usec > (int128) WL_INTERVAL_MAX_DAYS * USECS_PER_DAY)
 		wl_error_bad_arg(argname, "must not be longer than 10000 years");
+}
+
+/* The saturated result of an addition that left the timestamp range. */
+static TimestampTz
+saturate(bool upward)
+{
+	return upward ? DT_NOEND : DT_NOBEGIN;
+}
+
+/*
+ * t + span, computed as timestamp (UTC) arithmetic does: months first
+ * (clamped to the end of the month), then days, then the time part.  An
+ * infinite t stays as it is; a result outside the timestamp range becomes
+ * +/-infinity instead of an error.
+ */
+TimestampTz
+wl_time_add(TimestampTz t, const Interval *span)
+{
+	struct pg_tm tt,
+			   *tm = &tt;
+	fsec_t		fsec;
+
+	if (TIMESTAMP_NOT_FINITE(t))
+		return t;
+
+	if (span->month != 0)
+	{
+		int64		mon;
+		int64		year;
+
+		if (timestamp2tm(t, NULL, tm, &fsec, NULL, NULL) != 0)
+			return saturate(span->month > 0);
+		mon = (int64) tm->tm_mon - 1 + span->month;
+		year = tm->tm_year + (mon >= 0 ? mon / MONTHS_PER_YEAR
+							  : -((-mon + MONTHS_PER_YEAR - 1) / MONTHS_PER_YEAR));
+		mon -= (year - tm->tm_year) * MONTHS_PER_YEAR;
+		if (year < JULIAN_MINYEAR || year > JULIAN_MAXYEAR)
+			return saturate(span->month > 0);
+		tm->tm_year = (int) year;
+		tm->tm_mon = (int) mon + 1;
+		if (tm->tm_mday > day_tab[isleap(tm->tm_year)][tm->tm_mon - 1])
+			tm->tm_mday = day_tab[isleap(tm->tm_year)][tm->tm_mon - 1];
+		if (tm2timestamp(tm, fsec, NULL, &t) != 0)
+			return saturate(span->month > 0);
+	}
+
+	if (span->day != 0)
+	{
+		int64		julian;
+
+		if (timestamp2tm(t, NULL, tm, &fsec, NULL, NULL) != 0)
+			return saturate(span->day > 0);
+		julian = (int64) date2j(tm->tm_year, tm->tm_mon, tm->tm_mday) + span->day;
+		if (julian < 0 || julian > TIMESTAMP_END_JULIAN)
+			return saturate(span->day > 0);
+		j2date((int) julian, &tm->tm_year, &tm->tm_mon, &tm->tm_mday);
+		if (tm2timestamp(tm, fsec, NULL, &t) != 0)
+			return saturate(span->day > 0);
+	}
+
+	if (pg_add_s64_overflow(t, span->time, &t))
+		return saturate(span->time > 0);
+	if (!IS_VALID_TIMESTAMP(t))
+		return saturate(t >= END_TIMESTAMP);
+	return t;
 }

@@ -38,7 +38,6 @@
  */
 #include "ticket.h"
 
-#include "common/int.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -139,76 +138,6 @@ wl_is_authority(const WlTicketDef *def, const char *actor)
 		if (strcmp(actor, def->authorities[i]) == 0)
 			return true;
 	return false;
-}
-
-/* ----------------------------------------------------------------
- * Time
- * ----------------------------------------------------------------
- */
-
-/* The saturated result of an addition that left the timestamp range. */
-static TimestampTz
-saturate(bool upward)
-{
-	return upward ? DT_NOEND : DT_NOBEGIN;
-}
-
-/*
- * t + span, computed as timestamp (UTC) arithmetic does: months first
- * (clamped to the end of the month), then days, then the time part.  An
- * infinite t stays as it is; a result outside the timestamp range becomes
- * +/-infinity instead of an error.
- */
-TimestampTz
-wl_time_add(TimestampTz t, const Interval *span)
-{
-	struct pg_tm tt,
-			   *tm = &tt;
-	fsec_t		fsec;
-
-	if (TIMESTAMP_NOT_FINITE(t))
-		return t;
-
-	if (span->month != 0)
-	{
-		int64		mon;
-		int64		year;
-
-		if (timestamp2tm(t, NULL, tm, &fsec, NULL, NULL) != 0)
-			return saturate(span->month > 0);
-		mon = (int64) tm->tm_mon - 1 + span->month;
-		year = tm->tm_year + (mon >= 0 ? mon / MONTHS_PER_YEAR
-							  : -((-mon + MONTHS_PER_YEAR - 1) / MONTHS_PER_YEAR));
-		mon -= (year - tm->tm_year) * MONTHS_PER_YEAR;
-		if (year < JULIAN_MINYEAR || year > JULIAN_MAXYEAR)
-			return saturate(span->month > 0);
-		tm->tm_year = (int) year;
-		tm->tm_mon = (int) mon + 1;
-		if (tm->tm_mday > day_tab[isleap(tm->tm_year)][tm->tm_mon - 1])
-			tm->tm_mday = day_tab[isleap(tm->tm_year)][tm->tm_mon - 1];
-		if (tm2timestamp(tm, fsec, NULL, &t) != 0)
-			return saturate(span->month > 0);
-	}
-
-	if (span->day != 0)
-	{
-		int64		julian;
-
-		if (timestamp2tm(t, NULL, tm, &fsec, NULL, NULL) != 0)
-			return saturate(span->day > 0);
-		julian = (int64) date2j(tm->tm_year, tm->tm_mon, tm->tm_mday) + span->day;
-		if (julian < 0 || julian > TIMESTAMP_END_JULIAN)
-			return saturate(span->day > 0);
-		j2date((int) julian, &tm->tm_year, &tm->tm_mon, &tm->tm_mday);
-		if (tm2timestamp(tm, fsec, NULL, &t) != 0)
-			return saturate(span->day > 0);
-	}
-
-	if (pg_add_s64_overflow(t, span->time, &t))
-		return saturate(span->time > 0);
-	if (!IS_VALID_TIMESTAMP(t))
-		return saturate(t >= END_TIMESTAMP);
-	return t;
 }
 
 /* ----------------------------------------------------------------

@@ -2,67 +2,49 @@
  *
  * launcher.c
  *	  The launcher, a background worker that keeps one sweeper per
- *	  database where the extension is installed, and the utility hook that
- *	  tells it when databases and extensions change.
+ *	  database where the extension is installed.
  *
  * With shared_preload_libraries = 'worklist' the launcher is registered at
  * server start.  It connects to no database (it reads only the shared
  * catalog pg_database) and cannot see which databases have the extension,
- * so it starts a sweeper (a dynamic worker that notifies the launcher when
- * it stops) in every database that allows connections and is not a
- * template, unless that database is known to lack the extension.  A
- * sweeper that finds no extension records that in its slot and exits; the
- * launcher then leaves the database alone until it is asked to look again.
- * It looks at pg_database again every few seconds, whenever a sweeper
- * stops, and when asked:
+ * so it starts a sweeper (a dynamic worker, named by its entry point, that
+ * notifies the launcher when it stops) in every database that allows
+ * connections and is not a template, unless that database is known to
+ * lack the extension.  A sweeper that finds no extension records that in
+ * its slot and exits; the launcher then leaves the database alone until it
+ * is asked to look again.  It looks at pg_database again every few
+ * seconds, whenever a sweeper stops, and when asked (its mailbox in shared
+ * memory): by the utility hook (utility.c) at the commit of CREATE or
+ * ALTER EXTENSION and of CREATE DATABASE, and by worklist.start_sweeper()
+ * for the current database.
  *
- *	 - at the commit of CREATE EXTENSION or ALTER EXTENSION (of any
- *	   extension: worklist may come with another one's CASCADE) the hook
- *	   asks it to look at that database again, and tells a running sweeper
- *	   there to check its extension (so DROP EXTENSION ends it at once);
- *	 - at the commit of CREATE DATABASE, the new database may have the
- *	   extension from its template;
- *	 - worklist.start_sweeper() asks for the current database.
- *
- * DROP DATABASE, ALTER DATABASE ... RENAME and ... SET TABLESPACE, and
- * CREATE DATABASE ... TEMPLATE fail while another session is connected to
- * the database.  Before any of them runs (and only for a caller that owns
- * the database, so nobody else can stop a sweeper by trying), the hook
- * pauses the database's slot (the launcher starts nothing there while the
- * pausing backend's transaction lasts), asks its sweeper to leave, and
- * waits until it has gone (after a second it also cancels the sweeper's
- * current batch).  The command then finds the database free.  When the
- * transaction ends the pause is lifted and the launcher woken; it starts
- * the sweeper again where the database still exists, once no conflicting
- * lock is held on it.  A dropped database is simply no longer in
- * pg_database: nothing is started for it, so nothing restarts forever.
- * Where no hook runs, the sweeper notices the command's lock by itself
- * (sweeper.c).
+ * A database the utility hook paused (a command needs it alone) gets no
+ * sweeper while the pause lasts; once it is lifted the launcher starts the
+ * sweeper again where the database still exists, once no conflicting lock
+ * is held on it.  A dropped database is simply no longer in pg_database:
+ * nothing is started for it, so nothing restarts forever.
  *
  * A sweeper that stops with an error is started again after a pause that
  * doubles while it keeps failing without ever finding the extension (1 s
  * up to 5 min).  worklist.database, which named the sweeper's database
  * before the launcher existed, is accepted and ignored, with one log line.
  *
- * Shared state: the slots and the launcher's fields of WlShared, under
- * WlShared.lock (stats.h).  The launcher's own bookkeeping (a hash of the
- * databases it knows) is local to it.
+ * Shared state: the launcher meets the sweepers only in their slots and
+ * its mailbox in shared memory (shmem.c).  Its own bookkeeping (a hash of
+ * the databases it knows) is local to it.
  *
  *-------------------------------------------------------------------------
  */
-#include "sweeper.h"
+#include "shmem.h"
+#include "worker.h"
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
-#include "commands/defrem.h"
-#include "commands/extension.h"
 #include "miscadmin.h"
-#include "nodes/parsenodes.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
@@ -70,8 +52,6 @@
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
-#include "tcop/utility.h"
-#include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -86,12 +66,6 @@ PGDLLEXPORT void wl_launcher_main(Datum main_arg);
 #define RESCAN_MS			(10 * 1000)
 /* A database where a command holds a conflicting lock: look again after. */
 #define LOCKED_RETRY_MS		500
-/* Pauses before starting a sweeper that failed again. */
-#define RETRY_FIRST_MS		1000
-#define RETRY_MAX_MS		(300 * 1000)
-/* How long the hook waits for a sweeper to leave, and when it cancels. */
-#define LEAVE_WAIT_MS		(10 * 1000)
-#define LEAVE_CANCEL_MS		1000
 
 /* What the launcher knows of one database. */
 typedef struct KnownDatabase
@@ -108,69 +82,8 @@ typedef struct KnownDatabase
 static HTAB *known = NULL;
 static char *database_setting_logged = NULL;
 
-static ProcessUtility_hook_type prev_utility_hook = NULL;
-static void wl_utility_hook(PlannedStmt *pstmt, const char *queryString,
-							bool readOnlyTree, ProcessUtilityContext context,
-							ParamListInfo params, QueryEnvironment *queryEnv,
-							DestReceiver *dest, QueryCompletion *qc);
-
-/* Databases this backend paused, and whether to wake the launcher at commit. */
-static List *paused_databases = NIL;	/* of Oid, in TopMemoryContext */
-static bool probe_at_commit = false;
-static bool recheck_at_commit = false;
-static bool rescan_at_commit = false;
-static bool xact_callback_registered = false;
-
-/* ----------
- * Asking the launcher
- * ----------
- */
-void
-wl_launcher_wake(void)
-{
-	WlShared   *shared = wl_shared_attach();
-	int			procno;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	procno = shared->launcher_procno;
-	LWLockRelease(&shared->lock);
-	if (procno >= 0)
-		SetLatch(&GetPGProcByNumber(procno)->procLatch);
-}
-
-void
-wl_launcher_probe(Oid database)
-{
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (shared->nprobe < WL_PROBE_MAX)
-		shared->probe[shared->nprobe++] = database;
-	else
-		shared->probe_all = true;
-	LWLockRelease(&shared->lock);
-	wl_launcher_wake();
-}
-
-/* Make the database's running sweeper check its extension now. */
-static void
-recheck_extension(Oid database)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	int			sweeper = -1;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, database);
-	if (slot && slot->pid != 0)
-	{
-		slot->recheck_extension = true;
-		sweeper = slot->pgprocno;
-	}
-	LWLockRelease(&shared->lock);
-	if (sweeper >= 0)
-		SetLatch(&GetPGProcByNumber(sweeper)->procLatch);
-}
+/* worklist.database, ignored; and what was last said of it */
+static char *database_setting = NULL;
 
 /* ----------
  * The launcher
@@ -179,44 +92,38 @@ recheck_extension(Oid database)
 void
 wl_launcher_init(void)
 {
+	DefineCustomStringVariable("worklist.database",
+							   "Ignored: every database with the extension has its own sweeper.",
+							   "Accepted so that configurations of version 0.2 still load; the launcher logs once that it is ignored.",
+							   &database_setting,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+}
+
+/* Preloading: the launcher is started with the server. */
+void
+wl_launcher_register(void)
+{
 	BackgroundWorker worker;
 
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = LAUNCHER_RESTART_SECONDS;
-	strlcpy(worker.bgw_library_name, "worklist", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "wl_launcher_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "worklist launcher", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "worklist launcher", BGW_MAXLEN);
+	wl_worker_fill(&worker, WL_LAUNCHER_MAIN, "worklist launcher", InvalidOid,
+				   LAUNCHER_RESTART_SECONDS);
 	RegisterBackgroundWorker(&worker);
-
-	/* inherited by every backend the postmaster starts */
-	prev_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = wl_utility_hook;
 }
 
 static void
 launcher_gone(int code, Datum arg)
 {
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (shared->launcher_pid == MyProcPid)
-	{
-		shared->launcher_pid = 0;
-		shared->launcher_procno = -1;
-	}
-	LWLockRelease(&shared->lock);
+	wl_shm_launcher_unregister();
 }
 
 /* worklist.database is ignored: say so once each time it is set. */
 static void
 log_database_setting(void)
 {
-	const char *value = wl_database ? wl_database : "";
+	const char *value = database_setting ? database_setting : "";
 
 	if (value[0] == '\0')
 	{
@@ -250,18 +157,9 @@ init_known(KnownDatabase *db)
 static void
 drain_probes(void)
 {
-	WlShared   *shared = wl_shared_attach();
 	Oid			probe[WL_PROBE_MAX];
-	int			n;
 	bool		all;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	n = shared->nprobe;
-	memcpy(probe, shared->probe, sizeof(Oid) * n);
-	all = shared->probe_all;
-	shared->nprobe = 0;
-	shared->probe_all = false;
-	LWLockRelease(&shared->lock);
+	int			n = wl_shm_launcher_take_probes(probe, &all);
 
 	for (int i = 0; i < n || all; i++)
 	{
@@ -337,33 +235,16 @@ database_locked(Oid database)
 	return n > 0;
 }
 
-static int64
-retry_pause(int failures)
-{
-	int64		ms = (int64) RETRY_FIRST_MS << Min(Max(failures - 1, 0), 20);
-
-	return Min(ms, RETRY_MAX_MS);
-}
-
 /*
  * A sweeper this launcher started has stopped: learn why from its slot.
  */
 static void
 sweeper_stopped(KnownDatabase *db, TimestampTz now)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	WlSweeperExit reason = WL_EXIT_FAILED;
-	bool		ran = false;
+	WlSweeperExit reason;
+	bool		ran;
 
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = wl_slot_find(shared, db->database);
-	if (slot)
-	{
-		reason = slot->exit_reason;
-		ran = slot->ran;
-	}
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_exit_status(db->database, &reason, &ran);
 
 	pfree(db->handle);
 	db->handle = NULL;
@@ -383,12 +264,12 @@ sweeper_stopped(KnownDatabase *db, TimestampTz now)
 			if (ran)
 				db->failures = 0;
 			db->failures++;
-			db->retry_at = TimestampTzPlusMilliseconds(now, retry_pause(db->failures));
+			db->retry_at = TimestampTzPlusMilliseconds(now, wl_backoff_ms(db->failures));
 			break;
 	}
 }
 
-/* Why start_sweeper() could not start a sweeper. */
+/* Why launch_sweeper() could not start a sweeper. */
 typedef enum StartFailure
 {
 	STARTED,
@@ -396,28 +277,18 @@ typedef enum StartFailure
 	NO_WORKER					/* no background worker could be had */
 } StartFailure;
 
-/* Start the sweeper of a database. */
+/* Start the sweeper of a database, by the name of its entry point. */
 static StartFailure
-start_sweeper(KnownDatabase *db)
+launch_sweeper(KnownDatabase *db)
 {
 	BackgroundWorker worker;
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
 
 	/* its slot, so that it can say why it stops */
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_take(shared, db->database);
-	if (slot)
-	{
-		slot->exit_reason = WL_EXIT_NONE;
-		slot->ran = false;
-		slot->used_at = GetCurrentTimestamp();
-	}
-	LWLockRelease(&shared->lock);
-	if (slot == NULL)
+	if (!wl_shm_slot_prepare(db->database))
 		return NO_SLOT;
 
-	wl_sweeper_worker(&worker, db->database, BGW_NEVER_RESTART);
+	wl_worker_fill(&worker, WL_SWEEPER_MAIN, "worklist sweeper", db->database,
+				   BGW_NEVER_RESTART);
 	worker.bgw_notify_pid = MyProcPid;
 	db->look_again = false;
 	if (!RegisterDynamicBackgroundWorker(&worker, &db->handle))
@@ -432,7 +303,6 @@ start_sweeper(KnownDatabase *db)
 static long
 look(void)
 {
-	WlShared   *shared = wl_shared_attach();
 	TimestampTz now = GetCurrentTimestamp();
 	List	   *databases = eligible_databases();
 	HASH_SEQ_STATUS seq;
@@ -461,9 +331,8 @@ look(void)
 	while ((db = hash_seq_search(&seq)) != NULL)
 	{
 		pid_t		pid;
-		bool		running = false;
-		bool		paused = false;
-		WlSweeperSlot *slot;
+		bool		running;
+		bool		paused;
 
 		if (db->handle != NULL)
 		{
@@ -474,11 +343,7 @@ look(void)
 		if (!db->seen)
 		{
 			/* the database is gone: forget it, and free its slot */
-			LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-			slot = wl_slot_find(shared, db->database);
-			if (slot && slot->pid == 0 && !wl_pid_alive(slot->paused_by))
-				slot->database = InvalidOid;
-			LWLockRelease(&shared->lock);
+			wl_shm_slot_forget(db->database);
 			hash_search(known, &db->database, HASH_REMOVE, NULL);
 			continue;
 		}
@@ -490,14 +355,7 @@ look(void)
 			continue;
 		}
 
-		LWLockAcquire(&shared->lock, LW_SHARED);
-		slot = wl_slot_find(shared, db->database);
-		if (slot)
-		{
-			running = wl_pid_alive(slot->pid);
-			paused = wl_pid_alive(slot->paused_by);
-		}
-		LWLockRelease(&shared->lock);
+		wl_shm_slot_state(db->database, &running, &paused);
 		if (running)
 			continue;			/* one this launcher did not start */
 		if (paused || database_locked(db->database))
@@ -505,12 +363,12 @@ look(void)
 			next_ms = Min(next_ms, LOCKED_RETRY_MS);
 			continue;
 		}
-		started = start_sweeper(db);
+		started = launch_sweeper(db);
 		if (started != STARTED)
 		{
 			failure = Max(failure, started);
-			db->retry_at = TimestampTzPlusMilliseconds(now, RETRY_FIRST_MS);
-			next_ms = Min(next_ms, RETRY_FIRST_MS);
+			db->retry_at = TimestampTzPlusMilliseconds(now, WL_BACKOFF_FIRST_MS);
+			next_ms = Min(next_ms, WL_BACKOFF_FIRST_MS);
 		}
 	}
 	if (failure != STARTED && failure != said)
@@ -528,7 +386,6 @@ look(void)
 void
 wl_launcher_main(Datum main_arg)
 {
-	WlShared   *shared;
 	MemoryContext loop_cxt;
 	HASHCTL		info;
 	TimestampTz next_look = 0;
@@ -538,11 +395,7 @@ wl_launcher_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
-	shared = wl_shared_attach();
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	shared->launcher_pid = MyProcPid;
-	shared->launcher_procno = MyProc->pgprocno;
-	LWLockRelease(&shared->lock);
+	wl_shm_launcher_register();
 	before_shmem_exit(launcher_gone, (Datum) 0);
 
 	info.keysize = sizeof(Oid);
@@ -583,241 +436,3 @@ wl_launcher_main(Datum main_arg)
 		MemoryContextSwitchTo(TopMemoryContext);
 	}
 }
-
-/* ----------
- * The utility hook (every backend, when preloaded)
- * ----------
- */
-
-/* At the end of the transaction: lift pauses, wake the launcher. */
-static void
-launcher_xact_callback(XactEvent event, void *arg)
-{
-	WlShared   *shared;
-	ListCell   *lc;
-	bool		committed;
-
-	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
-		event != XACT_EVENT_PREPARE)
-		return;
-	if (paused_databases == NIL && !probe_at_commit && !recheck_at_commit &&
-		!rescan_at_commit)
-		return;
-	committed = (event == XACT_EVENT_COMMIT);
-	shared = wl_shared_attach();
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	foreach(lc, paused_databases)
-	{
-		WlSweeperSlot *slot = wl_slot_find(shared, lfirst_oid(lc));
-
-		if (slot && slot->paused_by == MyProcPid)
-			slot->paused_by = 0;
-	}
-	LWLockRelease(&shared->lock);
-	list_free(paused_databases);
-	paused_databases = NIL;
-
-	if (committed && recheck_at_commit)
-		recheck_extension(MyDatabaseId);
-	if (committed && probe_at_commit)
-		wl_launcher_probe(MyDatabaseId);
-	else
-		wl_launcher_wake();
-	probe_at_commit = false;
-	recheck_at_commit = false;
-	rescan_at_commit = false;
-}
-
-static void
-register_xact_callback(void)
-{
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(launcher_xact_callback, NULL);
-		xact_callback_registered = true;
-	}
-}
-
-/*
- * Pause the database's slot for this transaction and wait until its
- * sweeper has gone.
- */
-static void
-pause_database(Oid database)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	pid_t		pid = 0;
-	int			procno = -1;
-	MemoryContext old;
-	TimestampTz start;
-	bool		cancelled = false;
-
-	register_xact_callback();
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	/*
-	 * Only a database whose sweeper runs is paused: no slot is taken, or
-	 * kept from reuse, for one that has none (that would let a role owning
-	 * many databases fill the slots by pausing them all in one
-	 * transaction).  The launcher starts no sweeper while the command holds
-	 * its lock on the database anyway; the pause spares the time between
-	 * the sweeper's leaving and the command's taking that lock.
-	 */
-	slot = wl_slot_find(shared, database);
-	if (slot && wl_pid_alive(slot->pid))
-	{
-		slot->paused_by = MyProcPid;
-		slot->used_at = GetCurrentTimestamp();
-		pid = slot->pid;
-		procno = slot->pgprocno;
-		slot->stop_requested = true;
-	}
-	LWLockRelease(&shared->lock);
-	if (pid == 0)
-		return;
-
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	paused_databases = lappend_oid(paused_databases, database);
-	MemoryContextSwitchTo(old);
-
-	SetLatch(&GetPGProcByNumber(procno)->procLatch);
-	start = GetCurrentTimestamp();
-	for (;;)
-	{
-		bool		gone;
-
-		LWLockAcquire(&shared->lock, LW_SHARED);
-		gone = (slot->database != database || slot->pid != pid);
-		LWLockRelease(&shared->lock);
-		if (gone || !wl_pid_alive(pid))
-			break;
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEAVE_WAIT_MS))
-			break;				/* the command will wait and decide itself */
-		if (!cancelled &&
-			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEAVE_CANCEL_MS))
-		{
-			/* a long batch: cancel it (the sweeper then leaves) */
-			kill(pid, SIGINT);
-			cancelled = true;
-		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/* The value of a CREATE/ALTER DATABASE option, or NULL. */
-static const char *
-database_option(List *options, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, options)
-	{
-		DefElem    *opt = (DefElem *) lfirst(lc);
-
-		if (strcmp(opt->defname, name) == 0 && opt->arg != NULL)
-			return defGetString(opt);
-	}
-	return NULL;
-}
-
-/*
- * The database a command needs to itself (a sweeper connected to it would
- * make the command fail), or NULL.
- */
-static const char *
-database_needed_alone(Node *parsetree, bool *create)
-{
-	*create = false;
-	switch (nodeTag(parsetree))
-	{
-		case T_DropdbStmt:
-			return ((DropdbStmt *) parsetree)->dbname;
-		case T_RenameStmt:
-			if (((RenameStmt *) parsetree)->renameType == OBJECT_DATABASE)
-				return ((RenameStmt *) parsetree)->subname;
-			return NULL;
-		case T_AlterDatabaseStmt:
-			if (database_option(((AlterDatabaseStmt *) parsetree)->options,
-								"tablespace"))
-				return ((AlterDatabaseStmt *) parsetree)->dbname;
-			return NULL;
-		case T_CreatedbStmt:
-			*create = true;
-			return database_option(((CreatedbStmt *) parsetree)->options,
-								   "template");
-		default:
-			return NULL;
-	}
-}
-
-/* Could the current role run the command on the database at all? */
-static bool
-may_run(Oid database, bool create)
-{
-	if (create && !have_createdb_privilege())
-		return false;
-	return pg_database_ownercheck(database, GetUserId());
-}
-
-static void
-wl_utility_hook(PlannedStmt *pstmt, const char *queryString,
-				bool readOnlyTree, ProcessUtilityContext context,
-				ParamListInfo params, QueryEnvironment *queryEnv,
-				DestReceiver *dest, QueryCompletion *qc)
-{
-	Node	   *parsetree = pstmt->utilityStmt;
-	bool		create;
-	const char *dbname = database_needed_alone(parsetree, &create);
-
-	if (dbname != NULL)
-	{
-		Oid			database = get_database_oid(dbname, true);
-
-		if (OidIsValid(database) && database != MyDatabaseId &&
-			may_run(database, create))
-			pause_database(database);
-	}
-
-	if (prev_utility_hook)
-		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-						  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-
-	switch (nodeTag(parsetree))
-	{
-		case T_CreateExtensionStmt:
-		case T_AlterExtensionStmt:
-			/*
-			 * Only when worklist is there now (it may have come with another
-			 * extension's CASCADE): anybody may run CREATE EXTENSION IF NOT
-			 * EXISTS of an extension that exists, and must not make the
-			 * launcher start sweepers in a database without worklist.
-			 */
-			if (OidIsValid(get_extension_oid("worklist", true)))
-			{
-				probe_at_commit = true;
-				recheck_at_commit = true;
-				register_xact_callback();
-			}
-			break;
-		case T_DropStmt:
-			if (((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION)
-			{
-				recheck_at_commit = true;
-				register_xact_callback();
-			}
-			break;
-		case T_CreatedbStmt:
-			rescan_at_commit = true;
-			register_xact_callback();
-			break;
-		default:
-			break;
-	}
-}
-

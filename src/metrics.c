@@ -33,7 +33,9 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "sweeper.h"
+#include "change.h"
+#include "shmem.h"
+#include "worker.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
@@ -127,7 +129,8 @@ wl_metrics_tenants(PG_FUNCTION_ARGS)
 		.name = "metrics.tenants"
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	WlSweeperSlot *slot = palloc(sizeof(WlSweeperSlot));
+	WlSweeperStatus *slot = palloc0(sizeof(WlSweeperStatus));
+	pid_t		pid;
 	bool		has_slot;
 	TenantGauges *rows;
 	uint64		n;
@@ -149,13 +152,13 @@ wl_metrics_tenants(PG_FUNCTION_ARGS)
 	}
 	wl_spi_end(&spi);
 
-	has_slot = wl_slot_copy(MyDatabaseId, slot);
+	has_slot = wl_shm_slot_status(MyDatabaseId, &pid, slot);
 	for (uint64 i = 0; i < n; i++)
 	{
 		Datum		values[12];
 		bool		nulls[12] = {false};
 		uint64		counters[WL_COUNT__N];
-		bool		kept = wl_tenant_counters(rows[i].tenant, counters);
+		bool		kept = wl_change_counters(rows[i].tenant, counters);
 		bool		in_error = false;
 		/* the columns of the counters, in the order of WlCounter */
 		static const int column[WL_COUNT__N] = {
@@ -252,7 +255,8 @@ wl_metrics_states(PG_FUNCTION_ARGS)
 Datum
 wl_metrics_sweeper(PG_FUNCTION_ARGS)
 {
-	WlSweeperSlot *s = palloc0(sizeof(WlSweeperSlot));
+	WlSweeperStatus *s = palloc0(sizeof(WlSweeperStatus));
+	pid_t		pid = 0;
 	bool		has_slot;
 	TupleDesc	desc;
 	Datum		values[12];
@@ -264,17 +268,17 @@ wl_metrics_sweeper(PG_FUNCTION_ARGS)
 		elog(ERROR, "metrics_sweeper must return a row");
 	desc = BlessTupleDesc(desc);
 
-	has_slot = wl_slot_copy(MyDatabaseId, s);
+	has_slot = wl_shm_slot_status(MyDatabaseId, &pid, s);
 	total[0] = s->ticks;
-	total[1] = s->denied;
-	total[2] = s->proceeded;
-	total[3] = s->escalated;
-	total[4] = s->tickets_escalated;
-	total[5] = s->tickets_confirmed;
-	total[6] = s->claims_released;
-	total[7] = s->purged;
+	total[1] = s->totals.denied;
+	total[2] = s->totals.proceeded;
+	total[3] = s->totals.escalated;
+	total[4] = s->totals.tickets_escalated;
+	total[5] = s->totals.tickets_confirmed;
+	total[6] = s->totals.claims_released;
+	total[7] = s->totals.purged;
 
-	values[0] = BoolGetDatum(has_slot && wl_pid_alive(s->pid));
+	values[0] = BoolGetDatum(has_slot && wl_pid_alive(pid));
 	nulls[1] = nulls[2] = (s->ticks == 0);
 	values[1] = Float8GetDatum((double) (GetCurrentTimestamp() - s->last_tick) / USECS_PER_SEC);
 	values[2] = Float8GetDatum(s->last_duration_ms / 1000.0);

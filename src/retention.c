@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * retention.c
- *	  Retention: how long each tenant keeps settled work, and the purge the
- *	  sweep runs (doc/reference.md, section 8).
+ *	  Retention: how long each tenant keeps settled work, and when the
+ *	  sweep purges it (doc/reference.md, section 8).  Each kind purges its
+ *	  own rows (wl_task_purge, wl_ticket_purge, wl_run_purge); this file
+ *	  keeps the policy and the schedule.
  *
  * A tenant's policy is one row of worklist.retention_policy: an interval
  * per kind (tasks, tickets, runs), NULL meaning forever.  The sweep (the
@@ -29,14 +31,9 @@
  * was passed over (a live lease, a row locked by somebody).  A new policy
  * is due at once.
  *
- * A run's checkpoints and lease are locked in the order fenced writes take
- * them (lease, then run) or not at all (SKIP LOCKED), so the purge never
- * deadlocks with a writer; the fence sequence is not touched, so fences
- * never rewind.
- *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "sweep.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -44,6 +41,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
+PG_FUNCTION_INFO_V1(wl_erase_tenant);
 PG_FUNCTION_INFO_V1(wl_set_retention);
 PG_FUNCTION_INFO_V1(wl_retention);
 
@@ -66,7 +64,6 @@ enum
 	KIND_RUNS
 };
 
-static const char *const KIND_NAME[] = {"task", "ticket", "run"};
 
 static void
 read_policy(text *tenant, TimestampTz now, Policy *p)
@@ -106,177 +103,6 @@ cutoff(TimestampTz now, Interval *span)
 	back.day = -span->day;
 	back.time = -span->time;
 	return wl_time_add(now, &back);
-}
-
-/*
- * Each purge picks and locks its candidates in one statement, then deletes
- * them one by one, each by its whole key and nothing else: a statement
- * that names the key alone can only be served by the key's index, whatever
- * the planner believed of the tables' sizes when it planned (a DELETE
- * joined to the candidates was planned, on tables the planner knew as
- * empty, as a walk of the tenant's every row).
- */
-
-/* Copy column col of every row of the last result out of SPI's memory. */
-static char **
-result_column(uint64 n, int col)
-{
-	char	  **out = palloc(sizeof(char *) * Max(n, 1));
-
-	for (uint64 i = 0; i < n; i++)
-		out[i] = wl_result_cstring(i, col);
-	return out;
-}
-
-/*
- * Run pick (tenant $1, cutoff $2, limit $3), then purge ($1, id $2) for
- * each id it returned, the first column.  Returns how many were picked.
- */
-static uint64
-purge_by_id(WlStmt *pick, WlStmt *purge, text *tenant, TimestampTz before,
-			int32 lim)
-{
-	Datum		values[3];
-	uint64		n;
-	char	  **ids;
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(before);
-	values[2] = Int32GetDatum(lim);
-	n = wl_exec(pick, values, NULL, false, 0);
-	ids = result_column(n, 1);
-	for (uint64 i = 0; i < n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		values[1] = CStringGetTextDatum(ids[i]);
-		(void) wl_exec(purge, values, NULL, false, 0);
-	}
-	return n;
-}
-
-static uint64
-purge_tasks(text *tenant, TimestampTz before, int32 lim)
-{
-	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1"
-		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
-		"   AND d.settled_at" LE "$2"
-		" ORDER BY d.settled_at LIMIT $3"
-		" FOR UPDATE OF d SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.tasks.pick"
-	};
-	static WlStmt purge WL_KEPT = {
-		"DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
-		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "retention.purge.tasks.delete"
-	};
-
-	return purge_by_id(&pick, &purge, tenant, before, lim);
-}
-
-static uint64
-purge_tickets(text *tenant, TimestampTz before, int32 lim)
-{
-	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.ticket d"
-		" WHERE d.tenant" EQ "$1"
-		"   AND d.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
-		"   AND d.last_event_at" LE "$2"
-		" ORDER BY d.last_event_at LIMIT $3"
-		" FOR UPDATE OF d SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.tickets.pick"
-	};
-	static WlStmt purge WL_KEPT = {
-		"WITH events AS ("
-		"  DELETE FROM worklist.ticket_event e"
-		"   WHERE e.tenant" EQ "$1 AND e.ticket" EQ "$2)"
-		" DELETE FROM worklist.ticket t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
-		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "retention.purge.tickets.delete"
-	};
-	uint64		n = 0;
-
-	/* the log is append-only but for erasure and this purge */
-	wl_erasing = true;
-	PG_TRY();
-	{
-		n = purge_by_id(&pick, &purge, tenant, before, lim);
-	}
-	PG_FINALLY();
-	{
-		wl_erasing = false;
-	}
-	PG_END_TRY();
-	return n;
-}
-
-static uint64
-purge_runs(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
-{
-	static WlStmt pick WL_KEPT = {
-		"SELECT r.project, r.session, r.run FROM worklist.run r"
-		" WHERE r.tenant" EQ "$1 AND r.listed"
-		"   AND r.latest_checkpoint_at" LE "$2"
-		" ORDER BY r.latest_checkpoint_at LIMIT $3"
-		" FOR UPDATE OF r SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.runs.pick"
-	};
-
-	/*
-	 * A run goes when it has no lease at all, or a lease this statement
-	 * could lock (a lease somebody holds locked -- a claim, a fenced write
-	 * -- is passed over) that has expired.
-	 */
-#define RUN_IS(a) \
-	a ".tenant" EQ "$1 AND " a ".project" EQ "$2 AND " a ".session" EQ "$3 AND " \
-	a ".run" EQ "$4"
-	static WlStmt purge WL_KEPT = {
-		"WITH leased AS ("
-		"  SELECT l.expires_at FROM worklist.run_claim l WHERE " RUN_IS("l")
-		"   FOR UPDATE OF l SKIP LOCKED),"
-		" doomed AS ("
-		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE " RUN_IS("l") ")"
-		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at" LE "$5)),"
-		" checkpoints AS ("
-		"  DELETE FROM worklist.run_checkpoint k WHERE " RUN_IS("k")
-		"   AND EXISTS (SELECT FROM doomed)),"
-		" leases AS ("
-		"  DELETE FROM worklist.run_claim l WHERE " RUN_IS("l")
-		"   AND EXISTS (SELECT FROM doomed))"
-		" DELETE FROM worklist.run r WHERE " RUN_IS("r")
-		" AND EXISTS (SELECT FROM doomed)",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID},
-		.generic = true, .name = "retention.purge.runs.delete"
-	};
-#undef RUN_IS
-	Datum		values[5];
-	uint64		n;
-	uint64		purged = 0;
-	char	  **projects;
-	char	  **sessions;
-	char	  **runs;
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(before);
-	values[2] = Int32GetDatum(lim);
-	n = wl_exec(&pick, values, NULL, false, 0);
-	projects = result_column(n, 1);
-	sessions = result_column(n, 2);
-	runs = result_column(n, 3);
-	values[4] = TimestampTzGetDatum(now);
-	for (uint64 i = 0; i < n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		values[1] = CStringGetTextDatum(projects[i]);
-		values[2] = CStringGetTextDatum(sessions[i]);
-		values[3] = CStringGetTextDatum(runs[i]);
-		purged += wl_exec(&purge, values, NULL, false, 0);
-	}
-	return purged;
 }
 
 /*
@@ -352,7 +178,6 @@ wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 {
 	Policy		p;
 	int32		left = lim;
-	char	   *tenant_c = NULL;
 	bool		present = (now == GetCurrentTransactionStartTimestamp());
 
 	read_policy(tenant, now, &p);
@@ -369,21 +194,17 @@ wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
 		switch (k)
 		{
 			case KIND_TASKS:
-				n = purge_tasks(tenant, cutoff(now, p.span[k]), left);
+				n = wl_task_purge(tenant, cutoff(now, p.span[k]), left);
 				break;
 			case KIND_TICKETS:
-				n = purge_tickets(tenant, cutoff(now, p.span[k]), left);
+				n = wl_ticket_purge(tenant, cutoff(now, p.span[k]), left);
 				break;
 			default:
-				n = purge_runs(tenant, cutoff(now, p.span[k]), now, left);
+				n = wl_run_purge(tenant, cutoff(now, p.span[k]), now, left);
 				break;
 		}
 		left -= (int32) n;
 		result->purged += (int32) n;
-		if (tenant_c == NULL)
-			tenant_c = text_to_cstring(tenant);
-		for (uint64 i = 0; i < n; i++)
-			wl_notify(tenant_c, KIND_NAME[k], "purged");
 	}
 	if (present)
 		schedule(tenant, now, &p, left <= 0);
@@ -465,4 +286,53 @@ wl_retention(PG_FUNCTION_ARGS)
 			out[k] = wl_result_datum(0, k + 1, &nulls[k]);
 	wl_spi_end(&spi);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), out, nulls)));
+}
+
+/*
+ * worklist.erase_tenant() RETURNS bigint
+ *
+ * Deletes every row of the current tenant from every data table, children
+ * before parents, and returns how many rows went.  A bound tenant needs an
+ * admin binding (owner and superusers are admin everywhere); an unbound
+ * one, reached while worklist.open_tenants is on, only the EXECUTE grant.
+ * Bindings, the retention policy and the notification channel stay:
+ * erasure removes data, not configuration.  The fence sequence is not
+ * touched, so fences never rewind.
+ */
+Datum
+wl_erase_tenant(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmts[] WL_KEPT = {
+		{"DELETE FROM worklist.ticket_event WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket_event"},
+		{"DELETE FROM worklist.ticket WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket"},
+		{"DELETE FROM worklist.task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.task"},
+		{"DELETE FROM worklist.run_checkpoint WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_checkpoint"},
+		{"DELETE FROM worklist.run_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_claim"},
+		{"DELETE FROM worklist.run WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run"},
+	};
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
+	WlSpi		spi;
+	Datum		values[1];
+	int64		total = 0;
+	bool		bound;
+
+	(void) wl_tenant_binding(text_to_cstring(tenant), &bound);
+	if (bound)
+		wl_require_binding(WL_BINDING_ADMIN, "erase_tenant");
+
+	values[0] = PointerGetDatum(tenant);
+	wl_spi_begin(&spi);
+	wl_erasing = true;
+	PG_TRY();
+	{
+		for (int i = 0; i < lengthof(stmts); i++)
+			total += (int64) wl_exec(&stmts[i], values, NULL, false, 0);
+	}
+	PG_FINALLY();
+	{
+		wl_erasing = false;
+	}
+	PG_END_TRY();
+	wl_spi_end(&spi);
+	PG_RETURN_INT64(total);
 }

@@ -38,7 +38,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "change.h"
+#include "sweep.h"
 
 #include "access/relation.h"
 #include "access/xact.h"
@@ -93,14 +94,6 @@ address_values(const RunAddress *addr, Datum *values)
 	values[1] = PointerGetDatum(addr->project);
 	values[2] = PointerGetDatum(addr->session);
 	values[3] = PointerGetDatum(addr->run);
-}
-
-static void
-notify_run(const RunAddress *addr, const char *event)
-{
-	if (!wl_notify_enabled)
-		return;
-	wl_notify(text_to_cstring(addr->tenant), "run", event);
 }
 
 /* Where-clause fragments for the run key, aliased r / c / l. */
@@ -305,7 +298,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		elog(ERROR, "run row vanished while locked");
 
 	wl_spi_end(&spi);
-	notify_run(&addr, "checkpointed");
+	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINTED);
 	PG_RETURN_VOID();
 }
 
@@ -414,7 +407,7 @@ wl_delete_checkpoint(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (deleted > 0)
-		notify_run(&addr, "checkpoint_deleted");
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINT_DELETED);
 	PG_RETURN_VOID();
 }
 
@@ -484,7 +477,7 @@ wl_prune_checkpoints(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (deleted > 0)
-		notify_run(&addr, "pruned");
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_PRUNED);
 	PG_RETURN_INT32(deleted);
 }
 
@@ -598,7 +591,6 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	RunAddress addr;
 	text	   *holder;
 	Interval   *ttl;
-	Interval	zero;
 	TimestampTz now;
 	TimestampTz expires_at;
 	WlSpi		spi;
@@ -612,9 +604,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
 	now = wl_arg_time(fcinfo, 5, "now");
 
-	memset(&zero, 0, sizeof(zero));
-	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(ttl),
-										  IntervalPGetDatum(&zero))) <= 0)
+	if (wl_interval_usec(ttl) <= 0)
 		wl_error_bad_arg("ttl", "must be positive");
 	wl_check_interval_bound(PointerGetDatum(ttl), "ttl");
 	wl_check_finite(now, "now");
@@ -673,7 +663,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 
 	if (reclaimed)
 		wl_count(WL_COUNT_LEASE_RECLAIMS);
-	notify_run(&addr, "claimed");
+	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CLAIMED);
 	PG_RETURN_DATUM(lease);
 }
 
@@ -720,6 +710,81 @@ wl_release_run(PG_FUNCTION_ARGS)
 	wl_spi_end(&spi);
 
 	if (released > 0)
-		notify_run(&addr, "released");
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_RELEASED);
 	PG_RETURN_VOID();
+}
+
+/*
+ * The purge of old runs (declared in sweep.h; run by retention.c): up to
+ * lim of the tenant's runs whose newest checkpoint was written at or before
+ * before, oldest first, with their checkpoints and lease, unless the lease
+ * is live at now.  A run's checkpoints and lease are locked in the order
+ * fenced writes take them (lease, then run) or not at all (SKIP LOCKED), so
+ * the purge never deadlocks with a writer; the fence sequence is not
+ * touched, so fences never rewind.  Returns how many runs went.
+ */
+uint64
+wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
+{
+	static WlStmt pick WL_KEPT = {
+		"SELECT r.project, r.session, r.run FROM worklist.run r"
+		" WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.listed"
+		"   AND r.latest_checkpoint_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY r.latest_checkpoint_at LIMIT $3"
+		" FOR UPDATE OF r SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.runs.pick"
+	};
+
+	/*
+	 * A run goes when it has no lease at all, or a lease this statement
+	 * could lock (a lease somebody holds locked -- a claim, a fenced write
+	 * -- is passed over) that has expired.
+	 */
+	static WlStmt purge WL_KEPT = {
+		"WITH leased AS ("
+		"  SELECT l.expires_at FROM worklist.run_claim l WHERE" RUN_KEY("l")
+		"   FOR UPDATE OF l SKIP LOCKED),"
+		" doomed AS ("
+		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")"
+		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at OPERATOR(pg_catalog.<=) $5)),"
+		" checkpoints AS ("
+		"  DELETE FROM worklist.run_checkpoint k WHERE" RUN_KEY("k")
+		"   AND EXISTS (SELECT FROM doomed)),"
+		" leases AS ("
+		"  DELETE FROM worklist.run_claim l WHERE" RUN_KEY("l")
+		"   AND EXISTS (SELECT FROM doomed))"
+		" DELETE FROM worklist.run r WHERE" RUN_KEY("r")
+		" AND EXISTS (SELECT FROM doomed)",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID},
+		.generic = true, .name = "retention.purge.runs.delete"
+	};
+	Datum		values[5];
+	uint64		n;
+	uint64		purged = 0;
+	char	  **projects;
+	char	  **sessions;
+	char	  **runs;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(before);
+	values[2] = Int32GetDatum(lim);
+	n = wl_exec(&pick, values, NULL, false, 0);
+	projects = wl_result_column(n, 1);
+	sessions = wl_result_column(n, 2);
+	runs = wl_result_column(n, 3);
+	values[4] = TimestampTzGetDatum(now);
+	for (uint64 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(projects[i]);
+		values[2] = CStringGetTextDatum(sessions[i]);
+		values[3] = CStringGetTextDatum(runs[i]);
+		if (wl_exec(&purge, values, NULL, false, 0) > 0)
+		{
+			purged++;
+			wl_change_record_text(tenant, WL_CHANGE_RUN_PURGED);
+		}
+	}
+	return purged;
 }

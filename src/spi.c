@@ -338,6 +338,38 @@ wl_result_cstring(uint64 row, int col)
 	return copy;
 }
 
+char **
+wl_result_column(uint64 n, int col)
+{
+	char	  **out = palloc(sizeof(char *) * Max(n, 1));
+
+	for (uint64 i = 0; i < n; i++)
+		out[i] = wl_result_cstring(i, col);
+	return out;
+}
+
+uint64
+wl_purge_by_id(WlStmt *pick, WlStmt *purge, text *tenant, TimestampTz before,
+			   int32 lim)
+{
+	Datum		values[3];
+	uint64		n;
+	char	  **ids;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(before);
+	values[2] = Int32GetDatum(lim);
+	n = wl_exec(pick, values, NULL, false, 0);
+	ids = wl_result_column(n, 1);
+	for (uint64 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(ids[i]);
+		(void) wl_exec(purge, values, NULL, false, 0);
+	}
+	return n;
+}
+
 /* Append column 1 (a whole row) of every row of tt to the SRF's store. */
 static void
 rows_to_srf(ReturnSetInfo *rsinfo, SPITupleTable *tt, uint64 n)

@@ -5,14 +5,16 @@
  *	  policies, claim timeouts, the ticket watchdog, retention -- and the
  *	  list of tenants that have something due.
  *
- * The parts live with their data (task.c, ticket.c, retention.c);
+ * The parts live with their data (task_sweep.c, ticket.c, retention.c);
  * wl_sweep_tenant() runs them in the documented order, and both this verb
- * and the background worker call it, so a batch of the worker does
- * exactly what a call of the verb would.
+ * and the sweeper call it, so a batch of the sweeper does exactly what a
+ * call of the verb would.
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "change.h"
+#include "hint.h"
+#include "sweep.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
@@ -48,13 +50,9 @@ wl_sweep_full(const WlSweepResult *r, int32 lim)
 void
 wl_sweep_add(WlSweepResult *total, const WlSweepResult *one)
 {
-	total->denied += one->denied;
-	total->proceeded += one->proceeded;
-	total->escalated += one->escalated;
-	total->tickets_escalated += one->tickets_escalated;
-	total->tickets_confirmed += one->tickets_confirmed;
-	total->claims_released += one->claims_released;
-	total->purged += one->purged;
+#define ADD(name) total->name += one->name;
+	WL_SWEEP_COUNTS(ADD)
+#undef ADD
 }
 
 /*
@@ -108,23 +106,22 @@ wl_due_tenants(TimestampTz now, MemoryContext cxt)
 	return tenants;
 }
 
-Datum
-wl_sweep_result_datum(FunctionCallInfo fcinfo, const WlSweepResult *r)
+/* The sweep_result composite of a sweep. */
+static Datum
+sweep_result_datum(FunctionCallInfo fcinfo, const WlSweepResult *r)
 {
 	TupleDesc	desc;
-	Datum		values[7];
-	bool		nulls[7] = {false, false, false, false, false, false, false};
+	Datum		values[sizeof(WlSweepResult) / sizeof(int32)];
+	bool		nulls[lengthof(values)];
+	int			n = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	desc = BlessTupleDesc(desc);
-	values[0] = Int32GetDatum(r->denied);
-	values[1] = Int32GetDatum(r->proceeded);
-	values[2] = Int32GetDatum(r->escalated);
-	values[3] = Int32GetDatum(r->tickets_escalated);
-	values[4] = Int32GetDatum(r->tickets_confirmed);
-	values[5] = Int32GetDatum(r->claims_released);
-	values[6] = Int32GetDatum(r->purged);
+#define VALUE(name) values[n++] = Int32GetDatum(r->name);
+	WL_SWEEP_COUNTS(VALUE)
+#undef VALUE
+	memset(nulls, false, sizeof(nulls));
 	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }
 
@@ -145,5 +142,5 @@ wl_sweep(PG_FUNCTION_ARGS)
 	wl_sweep_tenant(tenant, now, lim, &result);
 	wl_spi_end(&spi);
 
-	PG_RETURN_DATUM(wl_sweep_result_datum(fcinfo, &result));
+	PG_RETURN_DATUM(sweep_result_datum(fcinfo, &result));
 }

@@ -6,11 +6,13 @@
  *	  escalations and retention happen without anybody calling
  *	  worklist.sweep(), and that sends the database's notifications.
  *
- * Who starts it: with shared_preload_libraries = 'worklist', the launcher
- * (launcher.c) keeps one per database that has the extension; without
- * preloading, worklist.start_sweeper() starts one for the current
+ * Who starts it, by the name of its entry point (wl_sweeper_main): with
+ * shared_preload_libraries = 'worklist', the launcher (launcher.c) keeps
+ * one per database that has the extension; without preloading,
+ * worklist.start_sweeper() (control.c) starts one for the current
  * database.  Either way there is at most one per database: it claims the
- * database's slot in shared memory, and a second one leaves.
+ * database's slot in shared memory, and a second one leaves.  It meets the
+ * launcher only there: neither calls the other.
  *
  * It checks for the extension as soon as it has connected.  A tick, every
  * worklist.sweep_interval (the first one interval after it started):
@@ -36,8 +38,8 @@
  *
  * Between units of work (batches, sends, and at least every 250 ms while
  * idle) the sweeper
- *	 - sends the notifications committed in its database (notify.c);
- *	 - leaves when asked to (the launcher's utility hook does, before DROP
+ *	 - sends the notifications committed in its database (channel.c);
+ *	 - leaves when asked to (the utility hook, utility.c, does, before DROP
  *	   DATABASE and the other commands that need the database to itself),
  *	   and, as a fallback where no hook runs (start_sweeper() without
  *	   preloading), when it sees that another transaction has held, for at
@@ -51,25 +53,19 @@
  * the tick forces a report at its end, so autovacuum sees the sweeper's
  * dead rows while it runs.
  *
- * Status: the sweeper writes its slot (stats.h) under WlShared.lock;
- * worklist.sweeper_status reads the current database's slot under it.
+ * Status: the sweeper writes its slot in shared memory (shmem.c);
+ * worklist.sweeper_status reads the current database's slot.
  *
  *-------------------------------------------------------------------------
  */
-#include "sweeper.h"
+#include "channel.h"
+#include "shmem.h"
+#include "sweep.h"
+#include "worker.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/indexing.h"
-#include "catalog/pg_database.h"
-#include "catalog/pg_extension.h"
-#include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
-#include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
@@ -77,41 +73,31 @@
 #include "storage/latch.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
-#include "storage/procarray.h"
-#include "storage/sinvaladt.h"
 #include "tcop/tcopprot.h"
-#include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 PGDLLEXPORT void wl_sweeper_main(Datum main_arg);
 
-PG_FUNCTION_INFO_V1(wl_start_sweeper);
-PG_FUNCTION_INFO_V1(wl_sweeper_status);
-
-/* A start_sweeper() sweeper that exits with an error comes back after this. */
-#define SWEEPER_RESTART_SECONDS 5
-/* ... but gives up after this many restarts that could not connect. */
+/* A start_sweeper() sweeper gives up after this many restarts that could
+ * not connect (control.c starts it, restarted by the postmaster). */
 #define SWEEPER_CONNECT_ATTEMPTS 3
 /* Longest wait while idle before looking for a database lock. */
 #define IDLE_CHECK_MS		250
 /* How long a conflicting lock must be held before the sweeper leaves. */
 #define LOCK_PATIENCE_MS	100
-/* Retry pauses of a failing tenant, and how often its failures are logged. */
-#define RETRY_FIRST_MS		1000
-#define RETRY_MAX_MS		(300 * 1000)
-#define LOG_EVERY_MS		(60 * 1000)
+
+/* worklist.sweep_interval and worklist.sweep_batch */
+static int	sweep_interval = 1000;
+static int	batch_size = 500;
+static int	sweep_budget = 500;
 
 /* This sweeper's slot in shared memory. */
-static WlSweeperSlot *my_slot = NULL;
+static WlSlot *my_slot = NULL;
 
 /* Name of the database this sweeper works in (for messages). */
 static char *database_name = NULL;
@@ -164,118 +150,47 @@ budget_handler(void)
 /* Errors outside any tenant's batch, logged at most once a minute too. */
 static TimestampTz general_logged_at = 0;
 
-/* ----------
- * Recovering from errors
- * ----------
- */
-ErrorData *
-wl_worker_recover(MemoryContext cxt)
-{
-	ErrorData  *edata;
-
-	HOLD_INTERRUPTS();
-	MemoryContextSwitchTo(cxt);
-	edata = CopyErrorData();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	pgstat_report_activity(STATE_IDLE, NULL);
-	RESUME_INTERRUPTS();
-	return edata;
-}
-
-bool
-wl_log_due(TimestampTz *last)
-{
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (*last != 0 && !TimestampDifferenceExceeds(*last, now, LOG_EVERY_MS))
-		return false;
-	*last = now;
-	return true;
-}
-
-/* ----------
- * Slots
- * ----------
- */
-WlSweeperSlot *
-wl_slot_find(WlShared *shared, Oid database)
-{
-	for (int i = 0; i < shared->nslots; i++)
-		if (shared->slots[i].database == database)
-			return &shared->slots[i];
-	return NULL;
-}
-
-bool
-wl_pid_alive(pid_t pid)
-{
-	return pid != 0 && BackendPidGetProc(pid) != NULL;
-}
-
-WlSweeperSlot *
-wl_slot_take(WlShared *shared, Oid database)
-{
-	WlSweeperSlot *slot = wl_slot_find(shared, database);
-	WlSweeperSlot *oldest = NULL;
-
-	if (slot)
-		return slot;
-	for (int i = 0; i < shared->nslots; i++)
-	{
-		WlSweeperSlot *s = &shared->slots[i];
-
-		if (s->database == InvalidOid)
-		{
-			oldest = s;
-			break;
-		}
-		/* a slot whose database nobody works in or holds may be reused */
-		if (wl_pid_alive(s->pid) || wl_pid_alive(s->paused_by) ||
-			wl_pid_alive(s->starter))
-			continue;
-		if (oldest == NULL || s->used_at < oldest->used_at)
-			oldest = s;
-	}
-	if (oldest == NULL)
-		return NULL;
-	memset(oldest, 0, sizeof(*oldest));
-	oldest->database = database;
-	oldest->pgprocno = -1;
-	oldest->used_at = GetCurrentTimestamp();
-	return oldest;
-}
-
 void
-wl_sweeper_worker(BackgroundWorker *worker, Oid database, int restart_time)
+wl_sweeper_init(void)
 {
-	memset(worker, 0, sizeof(*worker));
-	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker->bgw_restart_time = restart_time;
-	strlcpy(worker->bgw_library_name, "worklist", BGW_MAXLEN);
-	strlcpy(worker->bgw_function_name, "wl_sweeper_main", BGW_MAXLEN);
-	strlcpy(worker->bgw_name, "worklist sweeper", BGW_MAXLEN);
-	strlcpy(worker->bgw_type, "worklist sweeper", BGW_MAXLEN);
-	worker->bgw_main_arg = ObjectIdGetDatum(database);
+	DefineCustomIntVariable("worklist.sweep_interval",
+							"Time between two ticks of the sweeper.",
+							NULL,
+							&sweep_interval,
+							1000, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("worklist.sweep_batch",
+							"Rows the sweeper settles per transaction.",
+							NULL,
+							&batch_size,
+							500, 1, WL_SWEEP_LIMIT_MAX,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("worklist.sweep_budget",
+							"Longest time one tenant's batch of the sweeper may run.",
+							"A batch still running then is rolled back and tried again with half as many rows, so that one tenant delays the others by at most this much.",
+							&sweep_budget,
+							500, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 }
 
+/* ----------
+ * The slot
+ * ----------
+ */
 static void
 release_slot(int code, Datum arg)
 {
-	WlShared   *shared = wl_shared_attach();
-
 	if (my_slot == NULL)
 		return;
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (my_slot->pid == MyProcPid)
-	{
-		my_slot->pid = 0;
-		my_slot->pgprocno = -1;
-		if (code != 0 && my_slot->exit_reason == WL_EXIT_NONE)
-			my_slot->exit_reason = WL_EXIT_FAILED;
-	}
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_release(my_slot, code != 0);
 	my_slot = NULL;
 }
 
@@ -288,12 +203,7 @@ release_slot(int code, Datum arg)
 static void
 leave(WlSweeperExit reason)
 {
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	if (my_slot && my_slot->pid == MyProcPid)
-		my_slot->exit_reason = reason;
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_exit(my_slot, reason);
 	proc_exit(0);
 }
 
@@ -305,24 +215,9 @@ leave(WlSweeperExit reason)
 static void
 count_connect_attempt(Oid database)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	bool		give_up = false;
-
-	if (wl_preloaded)
+	if (wl_shm_preloaded())
 		return;					/* the launcher decides */
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, database);
-	if (slot && slot->pid == 0)
-	{
-		give_up = slot->connect_failures >= SWEEPER_CONNECT_ATTEMPTS;
-		if (give_up)
-			slot->connect_failures = 0;
-		else
-			slot->connect_failures++;
-	}
-	LWLockRelease(&shared->lock);
-	if (give_up)
+	if (wl_shm_slot_give_up(database, SWEEPER_CONNECT_ATTEMPTS))
 	{
 		ereport(LOG,
 				(errmsg("worklist sweeper for database %u gives up: it could not connect %d times",
@@ -338,50 +233,29 @@ count_connect_attempt(Oid database)
 static void
 claim_slot(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	pid_t		other = 0;
-	bool		paused = false;
+	pid_t		other;
 
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_take(shared, MyDatabaseId);
-	if (slot && slot->pid != 0 && slot->pid != MyProcPid && wl_pid_alive(slot->pid))
-		other = slot->pid;
-	else if (slot && wl_pid_alive(slot->paused_by))
-		paused = true;
-	else if (slot)
+	switch (wl_shm_slot_claim(MyDatabaseId, &my_slot, &other))
 	{
-		slot->pid = MyProcPid;
-		slot->pgprocno = MyProc->pgprocno;
-		slot->used_at = GetCurrentTimestamp();
-		slot->started_at = slot->used_at;
-		slot->exit_reason = WL_EXIT_NONE;
-		slot->stop_requested = false;
-		slot->recheck_extension = false;
-		slot->ran = false;
-		slot->connect_failures = 0;
-		slot->starter = 0;
-		slot->n_error_tenants = 0;	/* this sweeper's failures are its own */
-		slot->notify_pending = true;	/* send what waited meanwhile */
-		my_slot = slot;
+		case WL_SLOT_CLAIMED:
+			break;
+		case WL_SLOT_TAKEN:
+			ereport(LOG,
+					(errmsg("worklist sweeper exits: sweeper %d already works in this database",
+							(int) other)));
+			proc_exit(0);
+			break;
+		case WL_SLOT_PAUSED:
+			proc_exit(0);		/* the launcher starts it once the pause ends */
+			break;
+		case WL_SLOT_FULL:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many worklist sweepers"),
+					 errdetail("Shared memory holds the status of %d sweepers.",
+							   wl_shm_slot_count())));
+			break;
 	}
-	LWLockRelease(&shared->lock);
-
-	if (other != 0)
-	{
-		ereport(LOG,
-				(errmsg("worklist sweeper exits: sweeper %d already works in this database",
-						(int) other)));
-		proc_exit(0);
-	}
-	if (paused)
-		proc_exit(0);			/* the launcher starts it once the pause ends */
-	if (slot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many worklist sweepers"),
-				 errdetail("Shared memory holds the status of %d sweepers.",
-						   shared->nslots)));
 	before_shmem_exit(release_slot, (Datum) 0);
 }
 
@@ -392,75 +266,7 @@ claim_slot(void)
 static void
 record_tick(TimestampTz start, const WlSweepResult *done)
 {
-	WlShared   *shared = wl_shared_attach();
-	TimestampTz end = GetCurrentTimestamp();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	my_slot->last_tick = end;
-	my_slot->last_duration_ms = (double) (end - start) / 1000.0;
-	my_slot->ticks++;
-	my_slot->denied += done->denied;
-	my_slot->proceeded += done->proceeded;
-	my_slot->escalated += done->escalated;
-	my_slot->tickets_escalated += done->tickets_escalated;
-	my_slot->tickets_confirmed += done->tickets_confirmed;
-	my_slot->claims_released += done->claims_released;
-	my_slot->purged += done->purged;
-	LWLockRelease(&shared->lock);
-}
-
-/* Copy a message cut at a character boundary (half a character is not text). */
-static void
-copy_text(char *dst, size_t size, const char *src)
-{
-	int			len = pg_mbcliplen(src, strlen(src), size - 1);
-
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-}
-
-/* Keep an error in the status, with the tenant it came from (or none). */
-static void
-record_error(const char *tenant, const char *message)
-{
-	WlShared   *shared = wl_shared_attach();
-	TimestampTz at = GetCurrentTimestamp();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	my_slot->last_error_at = at;
-	copy_text(my_slot->last_error, sizeof(my_slot->last_error), message);
-	strlcpy(my_slot->last_error_tenant, tenant ? tenant : "",
-			sizeof(my_slot->last_error_tenant));
-	if (tenant)
-	{
-		bool		listed = false;
-
-		for (int i = 0; i < my_slot->n_error_tenants && !listed; i++)
-			listed = strcmp(my_slot->error_tenants[i], tenant) == 0;
-		if (!listed && my_slot->n_error_tenants < WL_ERROR_TENANTS)
-			strlcpy(my_slot->error_tenants[my_slot->n_error_tenants++], tenant,
-					WL_TENANT_KEY_LEN);
-	}
-	LWLockRelease(&shared->lock);
-}
-
-static void
-unlist_error_tenant(const char *tenant)
-{
-	WlShared   *shared = wl_shared_attach();
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < my_slot->n_error_tenants; i++)
-		if (strcmp(my_slot->error_tenants[i], tenant) == 0)
-		{
-			int			last = --my_slot->n_error_tenants;
-
-			if (i != last)
-				memcpy(my_slot->error_tenants[i], my_slot->error_tenants[last],
-					   WL_TENANT_KEY_LEN);
-			break;
-		}
-	LWLockRelease(&shared->lock);
+	wl_shm_slot_tick(my_slot, start, GetCurrentTimestamp(), done);
 }
 
 /* ----------
@@ -538,11 +344,10 @@ tenant_failed(const char *tenant, const char *message)
 
 	if (f->failures++ == 0)
 		failing++;
-	pause_ms = (int64) RETRY_FIRST_MS << Min(f->failures - 1, 20);
-	pause_ms = Min(pause_ms, RETRY_MAX_MS);
+	pause_ms = wl_backoff_ms(f->failures);
 	f->retry_at = TimestampTzPlusMilliseconds(now, pause_ms);
 	f->unlogged++;
-	record_error(tenant, message);
+	wl_shm_slot_error(my_slot, tenant, message);
 
 	if (wl_log_due(&f->logged_at))
 	{
@@ -566,7 +371,7 @@ tenant_succeeded(const char *tenant)
 		return;
 	f->failures = 0;
 	failing--;
-	unlist_error_tenant(tenant);
+	wl_shm_slot_unlist_error(my_slot, tenant);
 }
 
 /*
@@ -600,7 +405,7 @@ forget_not_due(List *due)
 		{
 			f->failures = 0;
 			failing--;
-			unlist_error_tenant(f->tenant);
+			wl_shm_slot_unlist_error(my_slot, f->tenant);
 		}
 }
 
@@ -621,7 +426,7 @@ forget_recovered(void)
 	hash_seq_init(&seq, failures);
 	while ((f = hash_seq_search(&seq)) != NULL)
 		if (f->failures == 0 && f->batch == 0 &&
-			TimestampDifferenceExceeds(f->logged_at, now, LOG_EVERY_MS))
+			TimestampDifferenceExceeds(f->logged_at, now, WL_LOG_EVERY_MS))
 			hash_search(failures, f->tenant, HASH_REMOVE, NULL);
 }
 
@@ -629,62 +434,6 @@ forget_recovered(void)
  * Leaving the database alone when asked
  * ----------
  */
-
-/*
- * The transactions that hold a lock on the database that a connection's
- * RowExclusiveLock conflicts with, and whose role could run a command that
- * needs the database to itself: DROP DATABASE, ALTER DATABASE ... RENAME /
- * SET TABLESPACE and CREATE DATABASE ... TEMPLATE take such a lock first
- * and then wait for every other session to leave, but only the database's
- * owner (a role with its privileges) and superusers get past the check
- * that follows.  Anybody else's lock is a command about to fail -- perhaps
- * retried in a loop to keep the sweeper out -- and is not counted.  A
- * prepared transaction's lock is not counted either (no such command can
- * be prepared).  Returns how many of holders[] (palloc'd, reordered) count.
- */
-int
-wl_owner_lock_holders(Oid database, VirtualTransactionId **holders_out)
-{
-	LOCKTAG		tag;
-	VirtualTransactionId *holders;
-	int			n;
-	int			kept = 0;
-	bool		own_xact = false;
-	HeapTuple	tuple;
-	Oid			owner = InvalidOid;
-
-	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, database, 0);
-	holders = GetLockConflicts(&tag, RowExclusiveLock, &n);
-	*holders_out = holders;
-	if (n == 0)
-		return 0;
-
-	if (!IsTransactionState())
-	{
-		StartTransactionCommand();
-		own_xact = true;
-	}
-	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(database));
-	if (HeapTupleIsValid(tuple))
-	{
-		owner = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
-		ReleaseSysCache(tuple);
-	}
-	for (int i = 0; i < n; i++)
-	{
-		PGPROC	   *proc = BackendIdGetProc(holders[i].backendId);
-		Oid			role = proc ? proc->roleId : InvalidOid;
-
-		if (!OidIsValid(role))
-			continue;
-		if (superuser_arg(role) ||
-			(OidIsValid(owner) && has_privs_of_role(role, owner)))
-			holders[kept++] = holders[i];
-	}
-	if (own_xact)
-		CommitTransactionCommand();
-	return kept;
-}
 
 /*
  * Has a transaction that could run such a command (wl_owner_lock_holders)
@@ -719,13 +468,7 @@ database_lock_wanted(void)
 static void
 check_stop(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	bool		asked;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	asked = my_slot->stop_requested;
-	LWLockRelease(&shared->lock);
-	if (asked || database_lock_wanted())
+	if (wl_shm_slot_stop_requested(my_slot) || database_lock_wanted())
 	{
 		ereport(LOG,
 				(errmsg("worklist sweeper leaves database \"%s\" for a command that needs it alone",
@@ -738,23 +481,6 @@ check_stop(void)
  * One tick
  * ----------
  */
-static void
-begin_xact(const char *activity)
-{
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, activity);
-}
-
-static void
-end_xact(void)
-{
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
 /*
  * Is the extension here at a version the library serves (its own or the
  * previous release's)?  Leaves when it is gone; says once that it waits
@@ -786,15 +512,11 @@ extension_ready(void)
 	}
 	if (!found_extension || announced_old)
 	{
-		WlShared   *shared = wl_shared_attach();
-
 		ereport(LOG,
 				(errmsg("worklist sweeper started in database \"%s\"", database_name),
 				 errdetail("Sweeping every %d ms in batches of %d.",
-						   wl_sweep_interval, wl_sweep_batch)));
-		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-		my_slot->ran = true;
-		LWLockRelease(&shared->lock);
+						   sweep_interval, batch_size)));
+		wl_shm_slot_ran(my_slot);
 	}
 	found_extension = true;
 	announced_old = false;
@@ -824,20 +546,13 @@ leave_if_dropped(void)
 
 /* The extension check on its own, when a change of extensions committed. */
 static void
-recheck_extension(void)
+check_extension_if_asked(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	bool		asked;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	asked = my_slot->recheck_extension;
-	my_slot->recheck_extension = false;
-	LWLockRelease(&shared->lock);
-	if (!asked)
+	if (!wl_shm_slot_take_recheck(my_slot))
 		return;
-	begin_xact("worklist sweeper: checking the extension");
+	wl_worker_xact_begin("worklist sweeper: checking the extension");
 	(void) extension_ready();
-	end_xact();
+	wl_worker_xact_end();
 }
 
 /*
@@ -851,7 +566,7 @@ list_tenants(MemoryContext cxt, bool *ready)
 	List	   *tenants = NIL;
 	WlSpi		spi;
 
-	begin_xact("worklist sweeper: listing tenants");
+	wl_worker_xact_begin("worklist sweeper: listing tenants");
 	*ready = extension_ready();
 	if (*ready)
 	{
@@ -859,7 +574,7 @@ list_tenants(MemoryContext cxt, bool *ready)
 		tenants = wl_due_tenants(GetCurrentTransactionStartTimestamp(), cxt);
 		wl_spi_end(&spi);
 	}
-	end_xact();
+	wl_worker_xact_end();
 	return tenants;
 }
 
@@ -867,8 +582,8 @@ list_tenants(MemoryContext cxt, bool *ready)
 static void
 send_if_due(void)
 {
-	if (wl_notify_due() == 0)
-		wl_notify_send();
+	if (wl_channel_due() == 0)
+		wl_channel_send();
 }
 
 /* What runs between two units of work. */
@@ -892,7 +607,7 @@ sweep_batch(text *tenant, WlSweepResult *total, MemoryContext cxt)
 	WlSweepResult r = {0};
 	char	   *tenant_c = text_to_cstring(tenant);
 	TenantFailure *shrunk = failure_of(tenant_c, false);
-	int			batch = (shrunk && shrunk->batch > 0) ? shrunk->batch : wl_sweep_batch;
+	int			batch = (shrunk && shrunk->batch > 0) ? shrunk->batch : batch_size;
 	volatile bool ok = false;
 
 	PG_TRY();
@@ -900,8 +615,8 @@ sweep_batch(text *tenant, WlSweepResult *total, MemoryContext cxt)
 		WlSpi		spi;
 
 		budget_expired = false;
-		enable_timeout_after(budget_timeout, wl_sweep_budget);
-		begin_xact("worklist sweeper: sweeping");
+		enable_timeout_after(budget_timeout, sweep_budget);
+		wl_worker_xact_begin("worklist sweeper: sweeping");
 		if (OidIsValid(get_extension_oid("worklist", true)))
 		{
 			/* what the parts count (wl_count) is counted for this tenant */
@@ -913,7 +628,7 @@ sweep_batch(text *tenant, WlSweepResult *total, MemoryContext cxt)
 							batch, &r);
 			wl_spi_end(&spi);
 		}
-		end_xact();
+		wl_worker_xact_end();
 		disable_timeout(budget_timeout, false);
 		ok = true;
 	}
@@ -938,7 +653,7 @@ sweep_batch(text *tenant, WlSweepResult *total, MemoryContext cxt)
 		}
 		tenant_failed(tenant_c, overran ?
 					  psprintf("one row took longer than worklist.sweep_budget (%d ms)",
-							   wl_sweep_budget) :
+							   sweep_budget) :
 					  edata->message ? edata->message : "unknown error");
 		FreeErrorData(edata);
 	}
@@ -947,8 +662,8 @@ sweep_batch(text *tenant, WlSweepResult *total, MemoryContext cxt)
 	if (!ok)
 		return false;
 	/* a shrunk batch that fitted grows back */
-	if (batch < wl_sweep_batch && (shrunk = failure_of(tenant_c, false)) != NULL)
-		shrunk->batch = batch * 2 >= wl_sweep_batch ? 0 : batch * 2;
+	if (batch < batch_size && (shrunk = failure_of(tenant_c, false)) != NULL)
+		shrunk->batch = batch * 2 >= batch_size ? 0 : batch * 2;
 	pgstat_report_stat(false);
 	tenant_succeeded(tenant_c);
 	wl_sweep_add(total, &r);
@@ -963,7 +678,7 @@ static bool
 tick(MemoryContext cxt)
 {
 	TimestampTz start = GetCurrentTimestamp();
-	long		budget_ms = Max(wl_sweep_interval, 1000);
+	long		budget_ms = Max(sweep_interval, 1000);
 	WlSweepResult done = {0};
 	bool		ready;
 	List	   *busy;
@@ -1020,7 +735,7 @@ general_error(MemoryContext cxt)
 	/* cancelled because the hook asked us to leave: go */
 	check_stop();
 	leave_if_dropped();
-	record_error(NULL, edata->message ? edata->message : "unknown error");
+	wl_shm_slot_error(my_slot, NULL, edata->message ? edata->message : "unknown error");
 	if (wl_log_due(&general_logged_at))
 		ereport(LOG,
 				(errmsg("worklist sweeper: a tick in database \"%s\" failed: %s",
@@ -1059,9 +774,9 @@ wl_sweeper_main(Datum main_arg)
 									 ALLOCSET_DEFAULT_SIZES);
 
 	/* leave at once where the extension is missing; sweep after an interval */
-	begin_xact("worklist sweeper: checking the extension");
+	wl_worker_xact_begin("worklist sweeper: checking the extension");
 	(void) extension_ready();
-	end_xact();
+	wl_worker_xact_end();
 	last_start = GetCurrentTimestamp();
 
 	for (;;)
@@ -1069,12 +784,12 @@ wl_sweeper_main(Datum main_arg)
 		TimestampTz now = GetCurrentTimestamp();
 		/* from the interval in force now: a reload applies at once */
 		TimestampTz next_tick = TimestampTzPlusMilliseconds(last_start,
-															wl_sweep_interval);
+															sweep_interval);
 		long		timeout;
 
 		if (!more && now < next_tick)
 		{
-			long		notify_ms = wl_notify_due();
+			long		notify_ms = wl_channel_due();
 
 			timeout = Min((next_tick - now + 999) / 1000, IDLE_CHECK_MS);
 			if (notify_ms >= 0)
@@ -1101,10 +816,10 @@ wl_sweeper_main(Datum main_arg)
 			MemoryContext old = MemoryContextSwitchTo(tick_cxt);
 
 			between_units();
-			recheck_extension();
+			check_extension_if_asked();
 			now = GetCurrentTimestamp();
 			if (more ||
-				now >= TimestampTzPlusMilliseconds(last_start, wl_sweep_interval))
+				now >= TimestampTzPlusMilliseconds(last_start, sweep_interval))
 			{
 				last_start = now;
 				more = tick(tick_cxt);
@@ -1118,315 +833,4 @@ wl_sweeper_main(Datum main_arg)
 		}
 		PG_END_TRY();
 	}
-}
-
-/* ----------
- * SQL interface
- * ----------
- */
-
-/* The pid of the sweeper working in the database, or 0. */
-static pid_t
-running_sweeper(Oid database)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	pid_t		pid = 0;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = wl_slot_find(shared, database);
-	if (slot && wl_pid_alive(slot->pid))
-		pid = slot->pid;
-	LWLockRelease(&shared->lock);
-	return pid;
-}
-
-/* Wait (at most timeout_ms) for a sweeper to work in this database. */
-static pid_t
-wait_for_sweeper(long timeout_ms)
-{
-	TimestampTz start = GetCurrentTimestamp();
-	pid_t		pid;
-
-	while ((pid = running_sweeper(MyDatabaseId)) == 0 &&
-		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
-	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-	return pid;
-}
-
-/*
- * Without preloading: start a sweeper here unless one runs or is being
- * started.  Deciding and marking "being started" happen under the lock,
- * so two callers never both register one.
- */
-static pid_t
-start_dynamic(void)
-{
-	WlShared   *shared = wl_shared_attach();
-	BackgroundWorker worker;
-	BackgroundWorkerHandle *handle;
-	BgwHandleStatus status;
-	WlSweeperSlot *slot;
-	pid_t		pid = 0;
-	bool		mine = false;
-	bool		full = false;
-
-	for (;;)
-	{
-		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-		slot = wl_slot_take(shared, MyDatabaseId);
-		if (slot == NULL)
-			full = true;
-		else if (wl_pid_alive(slot->pid))
-			pid = slot->pid;
-		else if (!wl_pid_alive(slot->starter) ||
-				 TimestampDifferenceExceeds(slot->starting_since,
-											GetCurrentTimestamp(), 30 * 1000))
-		{
-			slot->starter = MyProcPid;
-			slot->starting_since = GetCurrentTimestamp();
-			slot->used_at = slot->starting_since;
-			slot->connect_failures = 0;
-			mine = true;
-		}
-		LWLockRelease(&shared->lock);
-		if (full)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-					 errmsg("could not start the worklist sweeper"),
-					 errdetail("Without shared_preload_libraries, at most %d databases can have a sweeper at once.",
-							   shared->nslots),
-					 errhint("Preload the library with shared_preload_libraries = 'worklist'.")));
-		if (pid != 0)
-			return pid;
-		if (mine)
-			break;
-		/* somebody else is starting it: wait for it */
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-
-	PG_TRY();
-	{
-		wl_sweeper_worker(&worker, MyDatabaseId, SWEEPER_RESTART_SECONDS);
-		worker.bgw_notify_pid = MyProcPid;
-		if (!RegisterDynamicBackgroundWorker(&worker, &handle))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-					 errmsg("could not start the worklist sweeper"),
-					 errhint("Raise max_worker_processes, or preload the library with shared_preload_libraries = 'worklist'.")));
-		status = WaitForBackgroundWorkerStartup(handle, &pid);
-		if (status != BGWH_STARTED)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-					 errmsg("the worklist sweeper did not start"),
-					 errhint("See the server log for the reason.")));
-		/* it is started; wait until it has taken the slot (or gone) */
-		while (running_sweeper(MyDatabaseId) != pid &&
-			   GetBackgroundWorkerPid(handle, &pid) == BGWH_STARTED)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-		pid = running_sweeper(MyDatabaseId);
-	}
-	PG_FINALLY();
-	{
-		LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-		if (slot->database == MyDatabaseId && slot->starter == MyProcPid)
-			slot->starter = 0;
-		LWLockRelease(&shared->lock);
-	}
-	PG_END_TRY();
-	if (pid == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-				 errmsg("the worklist sweeper did not start"),
-				 errhint("See the server log for the reason.")));
-	return pid;
-}
-
-/*
- * worklist.start_sweeper() RETURNS integer
- *
- * The pid of the sweeper of the current database, starting it if need be:
- * with preloading, the launcher's (asked to look at this database now);
- * without, one started here.
- */
-Datum
-wl_start_sweeper(PG_FUNCTION_ARGS)
-{
-	pid_t		pid;
-
-	if (!wl_preloaded)
-		PG_RETURN_INT32(start_dynamic());
-
-	pid = running_sweeper(MyDatabaseId);
-	if (pid == 0)
-	{
-		wl_launcher_probe(MyDatabaseId);
-		pid = wait_for_sweeper(30 * 1000);
-	}
-	if (pid == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-				 errmsg("the worklist sweeper of database \"%s\" is not running",
-						get_database_name(MyDatabaseId)),
-				 errhint("See the server log for the reason; the launcher may lack a free worker process (max_worker_processes).")));
-	PG_RETURN_INT32(pid);
-}
-
-bool
-wl_slot_copy(Oid database, WlSweeperSlot *out)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *found;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	found = wl_slot_find(shared, database);
-	if (found)
-		memcpy(out, found, sizeof(WlSweeperSlot));
-	LWLockRelease(&shared->lock);
-	return found != NULL;
-}
-
-/*
- * May the caller reach this tenant?  sweeper_status names only those: the
- * name of a tenant, or an error that may quote its data, is nothing a
- * role that cannot reach it may learn.  An error that came from no tenant
- * ("") is shown.
- */
-static bool
-reachable(const char *tenant)
-{
-	if (tenant[0] == '\0')
-		return true;
-	return wl_tenant_binding(tenant, NULL) != WL_BINDING_NONE;
-}
-
-/*
- * worklist.sweeper_status(): the row of the worklist.sweeper_status view,
- * for the current database (no row when it never had a sweeper since the
- * server started).  Columns are filled by name, so the function serves the
- * view of every version of the extension.
- */
-Datum
-wl_sweeper_status(PG_FUNCTION_ARGS)
-{
-	static const struct
-	{
-		const char *name;
-		size_t		offset;
-	}			totals[] = {
-		{"ticks", offsetof(WlSweeperSlot, ticks)},
-		{"denied", offsetof(WlSweeperSlot, denied)},
-		{"proceeded", offsetof(WlSweeperSlot, proceeded)},
-		{"escalated", offsetof(WlSweeperSlot, escalated)},
-		{"tickets_escalated", offsetof(WlSweeperSlot, tickets_escalated)},
-		{"tickets_confirmed", offsetof(WlSweeperSlot, tickets_confirmed)},
-		{"claims_released", offsetof(WlSweeperSlot, claims_released)},
-		{"purged", offsetof(WlSweeperSlot, purged)},
-	};
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *found;
-	WlSweeperSlot *s = palloc(sizeof(WlSweeperSlot));
-	TupleDesc	desc;
-	Datum	   *values;
-	bool	   *nulls;
-	bool		running;
-
-	InitMaterializedSRF(fcinfo, 0);
-	desc = rsinfo->setDesc;
-
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	found = wl_slot_find(shared, MyDatabaseId);
-	if (found)
-		memcpy(s, found, sizeof(WlSweeperSlot));
-	LWLockRelease(&shared->lock);
-	if (found == NULL)
-		return (Datum) 0;
-
-	running = wl_pid_alive(s->pid);
-	values = palloc0(sizeof(Datum) * desc->natts);
-	nulls = palloc0(sizeof(bool) * desc->natts);
-	for (int i = 0; i < desc->natts; i++)
-	{
-		const char *col = NameStr(TupleDescAttr(desc, i)->attname);
-		char	   *dbname;
-		int			total;
-
-		for (total = 0; total < lengthof(totals); total++)
-			if (strcmp(col, totals[total].name) == 0)
-				break;
-		if (total < lengthof(totals))
-			values[i] = Int64GetDatum(*(int64 *) ((char *) s + totals[total].offset));
-		else if (strcmp(col, "pid") == 0)
-		{
-			nulls[i] = !running;
-			values[i] = Int32GetDatum(s->pid);
-		}
-		else if (strcmp(col, "database") == 0)
-		{
-			dbname = get_database_name(s->database);
-			nulls[i] = (dbname == NULL);
-			if (dbname)
-				values[i] = CStringGetTextDatum(dbname);
-		}
-		else if (strcmp(col, "started_at") == 0)
-		{
-			nulls[i] = (s->started_at == 0);
-			values[i] = TimestampTzGetDatum(s->started_at);
-		}
-		else if (strcmp(col, "last_tick") == 0)
-		{
-			nulls[i] = (s->ticks == 0);
-			values[i] = TimestampTzGetDatum(s->last_tick);
-		}
-		else if (strcmp(col, "last_duration_ms") == 0)
-		{
-			nulls[i] = (s->ticks == 0);
-			values[i] = Float8GetDatum(s->last_duration_ms);
-		}
-		else if (strcmp(col, "tenants_in_error") == 0)
-		{
-			Datum	   *elems = palloc(sizeof(Datum) * Max(s->n_error_tenants, 1));
-			int			n = 0;
-
-			for (int j = 0; j < s->n_error_tenants; j++)
-				if (reachable(s->error_tenants[j]))
-					elems[n++] = CStringGetTextDatum(s->error_tenants[j]);
-			values[i] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
-														TYPALIGN_INT));
-		}
-		else if (strcmp(col, "last_error") == 0)
-		{
-			nulls[i] = (s->last_error_at == 0 || !reachable(s->last_error_tenant));
-			values[i] = CStringGetTextDatum(s->last_error);
-		}
-		else if (strcmp(col, "last_error_tenant") == 0)
-		{
-			nulls[i] = (s->last_error_at == 0 || s->last_error_tenant[0] == '\0' ||
-						!reachable(s->last_error_tenant));
-			values[i] = CStringGetTextDatum(s->last_error_tenant);
-		}
-		else if (strcmp(col, "last_error_at") == 0)
-		{
-			nulls[i] = (s->last_error_at == 0);
-			values[i] = TimestampTzGetDatum(s->last_error_at);
-		}
-		else
-			nulls[i] = true;
-	}
-	tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
-	return (Datum) 0;
 }

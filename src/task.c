@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * task.c
- *	  Tasks: pending human decisions (doc/reference.md, section 4).
+ *	  Tasks: pending human decisions (doc/reference.md, section 4); the
+ *	  verbs that change them.  The reads are in task_list.c, the task parts
+ *	  of the sweep in task_sweep.c.
  *
  * A task is one row of worklist.task, whose row type is what the verbs
  * return.  It is pending while its state is open, claimed or escalated,
@@ -22,7 +24,12 @@
  * the row still, and the refusal is decided in C from that one locked read
  * in the documented order.  If that read shows the change is possible after
  * all (the obstacle went away in between), the UPDATE is run again, under
- * the lock just taken, and cannot miss.
+ * the lock just taken, and cannot miss.  That loop is change_task(); each
+ * verb gives it its UPDATE and how it explains a refusal.
+ *
+ * Every change of a task -- by these verbs, and by the sweep parts
+ * (task_sweep.c) -- is recorded once it is made through wl_task_changed(),
+ * the one place a change of a task passes on its way out.
  *
  * claim_next and the sweep never wait: they pick rows with FOR NO KEY UPDATE
  * SKIP LOCKED inside the same statement that changes them, so a row another
@@ -41,16 +48,16 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "worklist.h"
+#include "change.h"
+#include "hint.h"
+#include "task.h"
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(wl_open_task);
-PG_FUNCTION_INFO_V1(wl_task);
 PG_FUNCTION_INFO_V1(wl_claim);
 PG_FUNCTION_INFO_V1(wl_claim_next);
 PG_FUNCTION_INFO_V1(wl_release);
@@ -59,76 +66,6 @@ PG_FUNCTION_INFO_V1(wl_complete);
 PG_FUNCTION_INFO_V1(wl_set_state);
 PG_FUNCTION_INFO_V1(wl_escalate);
 PG_FUNCTION_INFO_V1(wl_withdraw_run);
-PG_FUNCTION_INFO_V1(wl_queue);
-PG_FUNCTION_INFO_V1(wl_for_case);
-PG_FUNCTION_INFO_V1(wl_held);
-PG_FUNCTION_INFO_V1(wl_open_count);
-PG_FUNCTION_INFO_V1(wl_overdue);
-
-/* ----------
- * Pieces of SQL shared by the statements.  The partial indexes of
- * sql/parts/10_task.sql repeat CLAIMABLE, PENDING and OPEN_OR_CLAIMED word for
- * word: the planner uses a partial index only when the query's condition
- * matches its predicate.
- * ----------
- */
-#define EQ " OPERATOR(pg_catalog.=) "
-#define STATE(s) "'" s "'::worklist.task_state"
-
-/* The row of (tenant $1, id $2). */
-#define KEY(a) a ".tenant" EQ "$1 AND " a ".id" EQ "$2"
-
-/*
- * " WHERE" the row of the key, and only if cond holds for it.  cond is
- * written as one test of truth, which no index can serve and from which
- * no partial index's predicate follows: the primary key is then the one
- * way to the row, whatever the planner believed of the table's size when
- * it planned.  With cond written plainly the planner could read a partial
- * index whose predicate cond implies, with the id as a later key column:
- * task_pending_case (all the tenant's pending tasks) for plans made on
- * empty tables, and task_held (every task the holder settled, until
- * VACUUM removes the entries) for complete and release on full ones --
- * a lookup that walked a tenant's queue or a holder's recent history.
- */
-#define BY_KEY(a, cond) " WHERE " KEY(a) " AND (" cond ") IS TRUE"
-
-#define PENDING(a) \
-	a ".state" EQ "ANY ('{open,claimed,escalated}'::worklist.task_state[])"
-#define OPEN_OR_CLAIMED(a) \
-	a ".state" EQ "ANY ('{open,claimed}'::worklist.task_state[])"
-/* What queue lists and claim and claim_next may take. */
-#define CLAIMABLE(a) \
-	"(" a ".state" EQ STATE("open") \
-	" OR (" a ".state" EQ STATE("escalated") " AND " a ".holder IS NULL))"
-/* roles r meet the audience: roles, widened by escalation_roles once escalated */
-#define AUDIENCE(a, r) \
-	"(" a ".roles OPERATOR(pg_catalog.&&) " r \
-	" OR (" a ".state" EQ STATE("escalated") \
-	" AND " a ".escalation_roles OPERATOR(pg_catalog.&&) " r "))"
-#define NOT_EXCLUDED(a, actor) "NOT (" actor EQ "ANY (" a ".excluded))"
-/* Queue order. */
-#define QUEUE_ORDER(a) \
-	" ORDER BY " a ".priority DESC, " a ".created_at, " a ".id"
-/*
- * The same order as a key that ascends, as task_claimable stores it (see
- * hint.c): what claim_next and queue read the claimable rows by, from a
- * starting key (NEG_PRIORITY, created_at, id) >= (p, c, i) on.
- */
-#define NEG_PRIORITY(a) "(OPERATOR(pg_catalog.-) " a ".priority::pg_catalog.int8)"
-#define QUEUE_KEY(a) NEG_PRIORITY(a) ", " a ".created_at, " a ".id"
-#define FROM_KEY(a, p, c, i) \
-	"ROW(" QUEUE_KEY(a) ") OPERATOR(pg_catalog.>=) ROW(" p ", " c ", " i ")"
-/* Taking a claim: an open task becomes claimed, an escalated one stays. */
-#define SET_CLAIM(actor) \
-	" SET holder = " actor ", claimed_at = pg_catalog.now()," \
-	" claim_expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) t.claim_timeout," \
-	" state = CASE WHEN t.state" EQ STATE("open") \
-	" THEN " STATE("claimed") " ELSE t.state END"
-/* Giving a claim back: an open task becomes open again, an escalated one stays. */
-#define SET_UNCLAIM \
-	" SET holder = NULL, claimed_at = NULL, claim_expires_at = NULL," \
-	" state = CASE WHEN t.state" EQ STATE("claimed") \
-	" THEN " STATE("open") " ELSE t.state END"
 
 /* How often a verb re-runs its UPDATE after a locked read said it may. */
 #define MAX_ATTEMPTS 3
@@ -148,6 +85,35 @@ typedef struct TaskFacts
 	bool		same_decision;	/* its decision equals the one given */
 } TaskFacts;
 
+/*
+ * A verb's change of one task by its key: the compare-and-set UPDATE
+ * ($1 tenant, $2 id, then the verb's own), what the locked read judges
+ * (NULL, or (Datum) 0 for decision: nothing), and how the verb explains a
+ * refusal from that read: it raises the refusal, or returns TASK_UNCHANGED
+ * when the verb ends without a change (the holder claims again, the task
+ * is already settled), or TASK_RETRY when the change is possible after all.
+ */
+typedef enum TaskVerdict
+{
+	TASK_RETRY,
+	TASK_UNCHANGED
+} TaskVerdict;
+
+typedef struct TaskChange TaskChange;
+
+struct TaskChange
+{
+	WlStmt	   *update;
+	Datum	   *values;
+	text	   *tenant;
+	text	   *id;
+	text	   *actor;
+	ArrayType  *roles;
+	Datum		decision;
+	text	   *from_actor;		/* take_over's */
+	TaskVerdict (*explain) (const TaskChange *change, const TaskFacts *f);
+};
+
 static bool
 is_pending(const char *state)
 {
@@ -164,8 +130,8 @@ is_pending(const char *state)
  * outcome.
  */
 static void
-lock_task_decided(text *tenant, text *id, text *actor, ArrayType *roles,
-				  Datum decision, TaskFacts *f)
+lock_task(text *tenant, text *id, text *actor, ArrayType *roles,
+		  Datum decision, TaskFacts *f)
 {
 	static WlStmt stmt WL_KEPT = {
 		"SELECT t, t.state::pg_catalog.text, t.holder,"
@@ -205,10 +171,34 @@ lock_task_decided(text *tenant, text *id, text *actor, ArrayType *roles,
 	f->same_decision = DatumGetBool(wl_result_datum(0, 7, &isnull)) && !isnull;
 }
 
-static void
-lock_task(text *tenant, text *id, text *actor, ArrayType *roles, TaskFacts *f)
+/*
+ * Change one task (see the file header): run the verb's UPDATE; when it
+ * matches nothing, read the row locked and let the verb explain.  True when
+ * the UPDATE changed the row (its RETURNING row, if any, is the last
+ * result); false when the verb ends without a change (*f holds the locked
+ * read).  A later attempt runs after a locked read showed that the UPDATE
+ * can match now: with the row locked it cannot miss, and should it miss
+ * MAX_ATTEMPTS times all the same, give up rather than loop.
+ */
+static bool
+change_task(const TaskChange *c, TaskFacts *f)
 {
-	lock_task_decided(tenant, id, actor, roles, (Datum) 0, f);
+	for (int attempt = 0;; attempt++)
+	{
+		if (attempt >= MAX_ATTEMPTS)
+			elog(ERROR, "task changed under its row lock");
+		if (wl_exec(c->update, c->values, NULL, false, 0) == 1)
+			return true;
+		lock_task(c->tenant, c->id, c->actor, c->roles, c->decision, f);
+		if (c->explain(c, f) == TASK_UNCHANGED)
+			return false;
+	}
+}
+
+void
+wl_task_changed(text *tenant, WlChange change)
+{
+	wl_change_record_text(tenant, change);
 }
 
 /* The label of an enum argument, as text (to be cast back in SQL). */
@@ -218,13 +208,18 @@ enum_label(Datum value)
 	return CStringGetTextDatum(wl_enum_label(value));
 }
 
-/* Queue a notification about one task (cheap when notifications are off). */
-static void
-notify_task(text *tenant, const char *event)
+/* The change a task settled into state (completed, expired, withdrawn) is. */
+static WlChange
+settled_change(const char *state)
 {
-	if (!wl_notify_enabled)
-		return;
-	wl_notify(text_to_cstring(tenant), "task", event);
+	if (strcmp(state, "completed") == 0)
+		return WL_CHANGE_TASK_COMPLETED;
+	if (strcmp(state, "expired") == 0)
+		return WL_CHANGE_TASK_EXPIRED;
+	if (strcmp(state, "withdrawn") == 0)
+		return WL_CHANGE_TASK_WITHDRAWN;
+	elog(ERROR, "unknown settled state \"%s\"", state);
+	pg_unreachable();
 }
 
 /* The task in row (a whole worklist.task) became claimable: see hint.c. */
@@ -240,18 +235,14 @@ row_claimable(text *tenant, Datum row)
 					  DatumGetTimestampTz(created_at));
 }
 
-/*
- * Run a verb's compare-and-set UPDATE; true when it changed the row.  A
- * later attempt runs after a locked read showed that it can match now:
- * with the row locked it cannot miss, and should it miss MAX_ATTEMPTS
- * times all the same, give up rather than loop.
- */
-static bool
-try_update(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
+/* The first refusals of every verb that names an actor: WL001, WL002. */
+static void
+check_reach(const TaskFacts *f, const char *id, const char *actor)
 {
-	if (attempt >= MAX_ATTEMPTS)
-		elog(ERROR, "task changed under its row lock");
-	return wl_exec(stmt, values, nulls, false, 0) == 1;
+	if (!f->found)
+		wl_error_not_found("task", id);
+	if (f->excluded)
+		wl_error_excluded(id, actor);
 }
 
 /*
@@ -262,10 +253,7 @@ try_update(WlStmt *stmt, Datum *values, const char *nulls, int attempt)
 static void
 check_eligible(const TaskFacts *f, const char *id, const char *actor)
 {
-	if (!f->found)
-		wl_error_not_found("task", id);
-	if (f->excluded)
-		wl_error_excluded(id, actor);
+	check_reach(f, id, actor);
 	if (!f->meets)
 		wl_error_wrong_role(id, actor);
 	if (!is_pending(f->state))
@@ -374,36 +362,8 @@ wl_open_task(PG_FUNCTION_ARGS)
 	if (created)
 	{
 		row_claimable(tenant, row);
-		notify_task(tenant, "opened");
+		wl_task_changed(tenant, WL_CHANGE_TASK_OPENED);
 	}
-	PG_RETURN_DATUM(row);
-}
-
-/* worklist.task(id) RETURNS task: one task, or NULL */
-Datum
-wl_task(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t WHERE " KEY("t"),
-		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "task.get"
-	};
-	text	   *tenant = wl_tenant_enter();
-	text	   *id = wl_arg_ident(fcinfo, 0, "id");
-	Datum		values[2];
-	Datum		row = (Datum) 0;
-	bool		isnull = true;
-	WlSpi		spi;
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = PointerGetDatum(id);
-	wl_spi_begin(&spi);
-	if (wl_exec(&stmt, values, NULL, true, 0) == 1)
-		row = wl_result_datum(0, 1, &isnull);
-	wl_spi_end(&spi);
-
-	if (isnull)
-		PG_RETURN_NULL();
 	PG_RETURN_DATUM(row);
 }
 
@@ -415,6 +375,23 @@ wl_task(PG_FUNCTION_ARGS)
  * never mention the holder.  A claim by the current holder returns the
  * task unchanged.
  */
+static TaskVerdict
+claim_refusal(const TaskChange *c, const TaskFacts *f)
+{
+	char	   *id = text_to_cstring(c->id);
+	char	   *actor = text_to_cstring(c->actor);
+
+	check_eligible(f, id, actor);
+	if (f->holder != NULL && strcmp(f->holder, actor) == 0)
+		return TASK_UNCHANGED;	/* same holder: unchanged */
+	if (f->holder != NULL)
+	{
+		wl_count(WL_COUNT_CLAIM_CONFLICTS);
+		wl_error_already_claimed(id, f->holder);
+	}
+	return TASK_RETRY;			/* free after all, and now locked by us */
+}
+
 Datum
 wl_claim(PG_FUNCTION_ARGS)
 {
@@ -431,8 +408,11 @@ wl_claim(PG_FUNCTION_ARGS)
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 2, "roles", true);
 	Datum		values[4];
-	Datum		row = (Datum) 0;
-	bool		claimed = false;
+	TaskChange	change = {&take, values, tenant, id, actor, roles, (Datum) 0,
+	NULL, claim_refusal};
+	TaskFacts	f;
+	Datum		row;
+	bool		claimed;
 	bool		isnull;
 	WlSpi		spi;
 
@@ -443,41 +423,14 @@ wl_claim(PG_FUNCTION_ARGS)
 
 	wl_hint_took();
 	wl_spi_begin(&spi);
-	for (int attempt = 0;; attempt++)
-	{
-		TaskFacts	f;
-		char	   *id_c;
-		char	   *actor_c;
-
-		if (try_update(&take, values, NULL, attempt))
-		{
-			row = wl_result_datum(0, 1, &isnull);
-			claimed = true;
-			break;
-		}
-
-		lock_task(tenant, id, actor, roles, &f);
-		id_c = text_to_cstring(id);
-		actor_c = text_to_cstring(actor);
-		check_eligible(&f, id_c, actor_c);
-		if (f.holder != NULL && strcmp(f.holder, actor_c) == 0)
-		{
-			row = f.row;		/* same holder: unchanged */
-			break;
-		}
-		if (f.holder != NULL)
-		{
-			wl_count(WL_COUNT_CLAIM_CONFLICTS);
-			wl_error_already_claimed(id_c, f.holder);
-		}
-		/* free after all, and now locked by us: take it */
-	}
+	claimed = change_task(&change, &f);
+	row = claimed ? wl_result_datum(0, 1, &isnull) : f.row;
 	wl_spi_end(&spi);
 
 	if (claimed)
 	{
 		wl_count(WL_COUNT_CLAIMS);
-		notify_task(tenant, "claimed");
+		wl_task_changed(tenant, WL_CHANGE_TASK_CLAIMED);
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -582,7 +535,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	wl_hint_took();
 	wl_count(WL_COUNT_CLAIMS);
-	notify_task(tenant, "claimed");
+	wl_task_changed(tenant, WL_CHANGE_TASK_CLAIMED);
 	PG_RETURN_DATUM(row);
 }
 
@@ -594,6 +547,20 @@ wl_claim_next(PG_FUNCTION_ARGS)
  * holds the pending task.  An open task becomes open again; an escalated
  * one stays escalated.
  */
+static TaskVerdict
+release_refusal(const TaskChange *c, const TaskFacts *f)
+{
+	char	   *id = text_to_cstring(c->id);
+	char	   *actor = text_to_cstring(c->actor);
+
+	check_reach(f, id, actor);
+	if (!is_pending(f->state))
+		wl_error_not_held(id, actor, NULL);
+	if (f->holder == NULL || strcmp(f->holder, actor) != 0)
+		wl_error_not_held(id, actor, f->holder);
+	return TASK_RETRY;
+}
+
 Datum
 wl_release(PG_FUNCTION_ARGS)
 {
@@ -608,6 +575,10 @@ wl_release(PG_FUNCTION_ARGS)
 	text	   *id = wl_arg_ident(fcinfo, 0, "id");
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	Datum		values[3];
+	TaskChange	change = {&stmt, values, tenant, id, actor, NULL, (Datum) 0,
+	NULL, release_refusal};
+	TaskFacts	f;
+	bool		isnull;
 	WlSpi		spi;
 
 	values[0] = PointerGetDatum(tenant);
@@ -615,35 +586,11 @@ wl_release(PG_FUNCTION_ARGS)
 	values[2] = PointerGetDatum(actor);
 
 	wl_spi_begin(&spi);
-	for (int attempt = 0;; attempt++)
-	{
-		TaskFacts	f;
-		char	   *id_c;
-		char	   *actor_c;
-
-		if (try_update(&stmt, values, NULL, attempt))
-		{
-			bool		isnull;
-
-			row_claimable(tenant, wl_result_datum(0, 1, &isnull));
-			break;
-		}
-
-		lock_task(tenant, id, actor, NULL, &f);
-		id_c = text_to_cstring(id);
-		actor_c = text_to_cstring(actor);
-		if (!f.found)
-			wl_error_not_found("task", id_c);
-		if (f.excluded)
-			wl_error_excluded(id_c, actor_c);
-		if (!is_pending(f.state))
-			wl_error_not_held(id_c, actor_c, NULL);
-		if (f.holder == NULL || strcmp(f.holder, actor_c) != 0)
-			wl_error_not_held(id_c, actor_c, f.holder);
-	}
+	if (change_task(&change, &f))
+		row_claimable(tenant, wl_result_datum(0, 1, &isnull));
 	wl_spi_end(&spi);
 
-	notify_task(tenant, "released");
+	wl_task_changed(tenant, WL_CHANGE_TASK_RELEASED);
 	PG_RETURN_VOID();
 }
 
@@ -654,6 +601,21 @@ wl_release(PG_FUNCTION_ARGS)
  * from_actor when from_actor is not the holder, nobody holding it
  * included.  Taking over from oneself returns the task unchanged.
  */
+static TaskVerdict
+take_over_refusal(const TaskChange *c, const TaskFacts *f)
+{
+	char	   *id = text_to_cstring(c->id);
+	char	   *actor = text_to_cstring(c->actor);
+	char	   *from = text_to_cstring(c->from_actor);
+
+	check_eligible(f, id, actor);
+	if (f->holder == NULL || strcmp(f->holder, from) != 0)
+		wl_error_not_held(id, from, f->holder);
+	if (strcmp(f->holder, actor) == 0)
+		return TASK_UNCHANGED;	/* from oneself: unchanged */
+	return TASK_RETRY;			/* held by from_actor after all, and locked */
+}
+
 Datum
 wl_take_over(PG_FUNCTION_ARGS)
 {
@@ -673,8 +635,11 @@ wl_take_over(PG_FUNCTION_ARGS)
 	text	   *actor = wl_arg_ident(fcinfo, 2, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 3, "roles", true);
 	Datum		values[5];
-	Datum		row = (Datum) 0;
-	bool		moved = false;
+	TaskChange	change = {&stmt, values, tenant, id, actor, roles, (Datum) 0,
+	from, take_over_refusal};
+	TaskFacts	f;
+	Datum		row;
+	bool		moved;
 	bool		isnull;
 	WlSpi		spi;
 
@@ -685,40 +650,14 @@ wl_take_over(PG_FUNCTION_ARGS)
 	values[4] = PointerGetDatum(roles);
 
 	wl_spi_begin(&spi);
-	for (int attempt = 0;; attempt++)
-	{
-		TaskFacts	f;
-		char	   *id_c;
-		char	   *actor_c;
-		char	   *from_c;
-
-		if (try_update(&stmt, values, NULL, attempt))
-		{
-			row = wl_result_datum(0, 1, &isnull);
-			moved = true;
-			break;
-		}
-
-		lock_task(tenant, id, actor, roles, &f);
-		id_c = text_to_cstring(id);
-		actor_c = text_to_cstring(actor);
-		from_c = text_to_cstring(from);
-		check_eligible(&f, id_c, actor_c);
-		if (f.holder == NULL || strcmp(f.holder, from_c) != 0)
-			wl_error_not_held(id_c, from_c, f.holder);
-		if (strcmp(f.holder, actor_c) == 0)
-		{
-			row = f.row;		/* from oneself: unchanged */
-			break;
-		}
-		/* held by from_actor after all, and now locked by us */
-	}
+	moved = change_task(&change, &f);
+	row = moved ? wl_result_datum(0, 1, &isnull) : f.row;
 	wl_spi_end(&spi);
 
 	if (moved)
 	{
 		wl_count(WL_COUNT_TAKE_OVERS);
-		notify_task(tenant, "taken_over");
+		wl_task_changed(tenant, WL_CHANGE_TASK_TAKEN_OVER);
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -732,6 +671,20 @@ wl_take_over(PG_FUNCTION_ARGS)
  * when there is none, WL002 when actor is barred from it, WL006 when it is
  * pending but actor does not hold it.
  */
+static TaskVerdict
+complete_refusal(const TaskChange *c, const TaskFacts *f)
+{
+	char	   *id = text_to_cstring(c->id);
+	char	   *actor = text_to_cstring(c->actor);
+
+	check_reach(f, id, actor);
+	if (!is_pending(f->state))
+		return TASK_UNCHANGED;	/* already settled */
+	if (f->holder == NULL || strcmp(f->holder, actor) != 0)
+		wl_error_not_held(id, actor, f->holder);
+	return TASK_RETRY;
+}
+
 Datum
 wl_complete(PG_FUNCTION_ARGS)
 {
@@ -748,7 +701,10 @@ wl_complete(PG_FUNCTION_ARGS)
 	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
 	Datum		decision = wl_arg_document(fcinfo, 2, "decision");
 	Datum		values[4];
-	bool		settled = false;
+	TaskChange	change = {&stmt, values, tenant, id, actor, NULL, decision,
+	NULL, complete_refusal};
+	TaskFacts	f;
+	bool		settled;
 	bool		retried = false;
 	WlSpi		spi;
 
@@ -758,43 +714,20 @@ wl_complete(PG_FUNCTION_ARGS)
 	values[3] = decision;
 
 	wl_spi_begin(&spi);
-	for (int attempt = 0;; attempt++)
-	{
-		TaskFacts	f;
-		char	   *id_c;
-		char	   *actor_c;
+	settled = change_task(&change, &f);
 
-		if (try_update(&stmt, values, NULL, attempt))
-		{
-			settled = true;
-			break;
-		}
-
-		lock_task_decided(tenant, id, actor, NULL, decision, &f);
-		id_c = text_to_cstring(id);
-		actor_c = text_to_cstring(actor);
-		if (!f.found)
-			wl_error_not_found("task", id_c);
-		if (f.excluded)
-			wl_error_excluded(id_c, actor_c);
-		if (!is_pending(f.state))
-		{
-			/*
-			 * Already settled.  By this actor with this decision: a retried
-			 * completion whose first answer was lost, which converges.
-			 * Otherwise somebody else (the sweep) won.
-			 */
-			retried = strcmp(f.state, "completed") == 0 && f.decided_by &&
-				strcmp(f.decided_by, actor_c) == 0 && f.same_decision;
-			break;
-		}
-		if (f.holder == NULL || strcmp(f.holder, actor_c) != 0)
-			wl_error_not_held(id_c, actor_c, f.holder);
-	}
+	/*
+	 * Already settled.  By this actor with this decision: a retried
+	 * completion whose first answer was lost, which converges.  Otherwise
+	 * somebody else (the sweep) won.
+	 */
+	if (!settled)
+		retried = strcmp(f.state, "completed") == 0 && f.decided_by &&
+			strcmp(f.decided_by, text_to_cstring(actor)) == 0 && f.same_decision;
 	wl_spi_end(&spi);
 
 	if (settled)
-		notify_task(tenant, "completed");
+		wl_task_changed(tenant, WL_CHANGE_TASK_COMPLETED);
 	PG_RETURN_BOOL(settled || retried);
 }
 
@@ -805,6 +738,16 @@ wl_complete(PG_FUNCTION_ARGS)
  * false, changing nothing, when the task is already settled.  A pending
  * target is 22023.
  */
+static TaskVerdict
+set_state_refusal(const TaskChange *c, const TaskFacts *f)
+{
+	if (!f->found)
+		wl_error_not_found("task", text_to_cstring(c->id));
+	if (!is_pending(f->state))
+		return TASK_UNCHANGED;	/* already settled */
+	return TASK_RETRY;
+}
+
 Datum
 wl_set_state(PG_FUNCTION_ARGS)
 {
@@ -820,7 +763,10 @@ wl_set_state(PG_FUNCTION_ARGS)
 	Datum		state = enum_label(wl_arg_required(fcinfo, 1, "state"));
 	char	   *state_c = TextDatumGetCString(state);
 	Datum		values[3];
-	bool		settled = false;
+	TaskChange	change = {&stmt, values, tenant, id, NULL, NULL, (Datum) 0,
+	NULL, set_state_refusal};
+	TaskFacts	f;
+	bool		settled;
 	WlSpi		spi;
 
 	if (is_pending(state_c))
@@ -832,26 +778,11 @@ wl_set_state(PG_FUNCTION_ARGS)
 
 	wl_hint_took();
 	wl_spi_begin(&spi);
-	for (int attempt = 0;; attempt++)
-	{
-		TaskFacts	f;
-
-		if (try_update(&stmt, values, NULL, attempt))
-		{
-			settled = true;
-			break;
-		}
-
-		lock_task(tenant, id, NULL, NULL, &f);
-		if (!f.found)
-			wl_error_not_found("task", text_to_cstring(id));
-		if (!is_pending(f.state))
-			break;				/* already settled */
-	}
+	settled = change_task(&change, &f);
 	wl_spi_end(&spi);
 
 	if (settled)
-		notify_task(tenant, state_c);
+		wl_task_changed(tenant, settled_change(state_c));
 	PG_RETURN_BOOL(settled);
 }
 
@@ -911,7 +842,7 @@ wl_escalate(PG_FUNCTION_ARGS)
 	if (escalated)
 	{
 		row_claimable(tenant, row);
-		notify_task(tenant, "escalated");
+		wl_task_changed(tenant, WL_CHANGE_TASK_ESCALATED);
 	}
 	PG_RETURN_DATUM(row);
 }
@@ -947,7 +878,6 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 	Datum	   *names;
 	int			count;
 	int32		n = 0;
-	char	   *tenant_c = NULL;
 	WlSpi		spi;
 
 	/* it settles tasks others may hold, naming nobody: not a member's */
@@ -968,352 +898,9 @@ wl_withdraw_run(PG_FUNCTION_ARGS)
 		if (wl_exec(&stmt, values, NULL, false, 0) == 0)
 			continue;
 		n++;
-		if (tenant_c == NULL)
-			tenant_c = text_to_cstring(tenant);
-		wl_notify(tenant_c, "task", "withdrawn");
+		wl_task_changed(tenant, WL_CHANGE_TASK_WITHDRAWN);
 	}
 	wl_spi_end(&spi);
 
 	PG_RETURN_INT32(n);
-}
-
-/* worklist.queue(roles, lim, actor) RETURNS SETOF task */
-Datum
-wl_queue(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND " CLAIMABLE("t")
-		" AND " FROM_KEY("t", "$5", "$6", "$7")
-		" AND " AUDIENCE("t", "$2")
-		" AND ($3 IS NULL OR " NOT_EXCLUDED("t", "$3") ")"
-		" ORDER BY " QUEUE_KEY("t") " LIMIT $4",
-		7, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, TIMESTAMPTZOID, TEXTOID},
-		.generic = true, .name = "task.queue"
-	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ROLES(0, "roles")));
-	ArrayType  *roles = wl_arg_idents(fcinfo, 0, "roles", true);
-	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
-	text	   *actor = wl_arg_ident_opt(fcinfo, 2, "actor");
-	Datum		values[7];
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
-	WlQueueKey	hint;
-	uint64		version;
-	uint64		raises;
-	WlSpi		spi;
-
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	/* an empty roles array meets no audience */
-	if (ArrayGetNItems(ARR_NDIM(roles), ARR_DIMS(roles)) == 0)
-		return (Datum) 0;
-
-	/*
-	 * Nothing before the hint is claimable -- in a snapshot as recent as
-	 * READ COMMITTED takes; an older transaction snapshot reads from the
-	 * head.
-	 */
-	if (IsolationUsesXactSnapshot() ||
-		!wl_hint_read(text_to_cstring(tenant), &hint, &version, &raises, NULL))
-		hint = wl_queue_key_min;
-	values[4] = Int64GetDatum(hint.neg_priority);
-	values[5] = TimestampTzGetDatum(hint.created_at);
-	values[6] = CStringGetTextDatum(hint.id);
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = PointerGetDatum(roles);
-	values[2] = PointerGetDatum(actor);
-	if (actor == NULL)
-		nulls[2] = 'n';
-	values[3] = Int32GetDatum(lim);
-
-	wl_spi_begin(&spi);
-	(void) wl_exec(&stmt, values, nulls, true, 0);
-	wl_result_to_srf(fcinfo);
-	wl_spi_end(&spi);
-	return (Datum) 0;
-}
-
-/* worklist.for_case(case_id) RETURNS SETOF task */
-Datum
-wl_for_case(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " PENDING("t")
-		QUEUE_ORDER("t"),
-		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "task.for_case"
-	};
-	text	   *tenant = wl_tenant_enter();
-	text	   *case_id = wl_arg_ident(fcinfo, 0, "case_id");
-	Datum		values[2];
-	WlSpi		spi;
-
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	values[0] = PointerGetDatum(tenant);
-	values[1] = PointerGetDatum(case_id);
-
-	wl_spi_begin(&spi);
-	(void) wl_exec_to_srf(&stmt, values, NULL, fcinfo);
-	wl_spi_end(&spi);
-	return (Datum) 0;
-}
-
-/*
- * worklist.held(actor, lim) RETURNS SETOF task
- *
- * The pending tasks actor holds, oldest claim first, then by id: a
- * person's inbox of claimed work.  A read: any actor may be named.
- */
-Datum
-wl_held(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND t.holder" EQ "$2 AND " PENDING("t")
-		" ORDER BY t.claimed_at, t.id LIMIT $3",
-		3, {TEXTOID, TEXTOID, INT4OID},
-		.generic = true, .name = "task.held"
-	};
-	text	   *tenant = wl_tenant_enter();
-	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
-	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
-	Datum		values[3];
-	WlSpi		spi;
-
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	values[0] = PointerGetDatum(tenant);
-	values[1] = PointerGetDatum(actor);
-	values[2] = Int32GetDatum(lim);
-
-	wl_spi_begin(&spi);
-	(void) wl_exec(&stmt, values, NULL, true, 0);
-	wl_result_to_srf(fcinfo);
-	wl_spi_end(&spi);
-	return (Datum) 0;
-}
-
-/* worklist.open_count() RETURNS bigint */
-Datum
-wl_open_count(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt WL_KEPT = {
-		"SELECT pg_catalog.count(*) FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND " PENDING("t"),
-		1, {TEXTOID},
-		.generic = true, .name = "task.open_count"
-	};
-	text	   *tenant = wl_tenant_enter();
-	Datum		values[1];
-	Datum		n;
-	bool		isnull;
-	WlSpi		spi;
-
-	values[0] = PointerGetDatum(tenant);
-	wl_spi_begin(&spi);
-	(void) wl_exec(&stmt, values, NULL, true, 0);
-	n = wl_result_datum(0, 1, &isnull);
-	wl_spi_end(&spi);
-	PG_RETURN_DATUM(n);
-}
-
-/* worklist.overdue(now, lim) RETURNS SETOF task */
-Datum
-wl_overdue(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
-		" AND t.due_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY t.due_at, t.id LIMIT $3",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.overdue"
-	};
-	text	   *tenant = wl_tenant_enter();
-	TimestampTz now = wl_arg_time(fcinfo, 0, "now");
-	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
-	Datum		values[3];
-	WlSpi		spi;
-
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(now);
-	values[2] = Int32GetDatum(lim);
-
-	wl_spi_begin(&spi);
-	(void) wl_exec(&stmt, values, NULL, true, 0);
-	wl_result_to_srf(fcinfo);
-	wl_spi_end(&spi);
-	return (Datum) 0;
-}
-
-/*
- * The ids of the rows a sweep part picked and locked (column 1 of the
- * result of stmt), copied out of SPI's result so that statements can run
- * while they are used.
- */
-static char **
-pick_ids(WlStmt *stmt, Datum *values, uint64 *n)
-{
-	char	  **ids;
-
-	*n = wl_exec(stmt, values, NULL, false, 0);
-	ids = palloc(sizeof(char *) * Max(*n, 1));
-	for (uint64 i = 0; i < *n; i++)
-		ids[i] = wl_result_cstring(i, 1);
-	return ids;
-}
-
-/*
- * The task part of the sweep (declared in worklist.h; called by sweep.c
- * with SPI begun, for the sweep verb and for every tenant by the sweeper).
- *
- * Applies the expiry policy to up to lim of the tenant's overdue tasks
- * (open or claimed, due_at <= now), earliest due first: deny and proceed
- * settle the task as expired with decision {"policy": ...}, decided_by
- * NULL and settled_at = now; escalate does what escalate() does.  Rows are
- * picked FOR NO KEY UPDATE SKIP LOCKED, so a row a reviewer has locked is
- * skipped this tick -- never waited for -- and the limit counts only rows
- * actually taken, so skipped rows never stop the rows behind them from
- * being reached.  A task whose reviewer's complete committed first no
- * longer qualifies when its lock is taken, and is left alone.
- *
- * The rows picked are then changed one by one, each found by its whole
- * key and nothing else.  The lock holds each as the pick judged it (a row
- * changed before it was locked is judged again under the lock), and the
- * primary key is the only index that can serve a statement that names the
- * key alone, whatever the planner believed of the table's size when it
- * planned.  (A single UPDATE of "the ids in this array" was planned, on
- * tables the planner knew as empty, as a walk of the tenant's whole
- * pending index that filters the ids: one batch of the sweep then read
- * every pending task of the tenant.)
- */
-void
-wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
-{
-	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("d")
-		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY d.due_at, d.id LIMIT $3"
-		" FOR NO KEY UPDATE OF d SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.sweep.expiries.pick"
-	};
-#define ESCALATES "t.expiry_policy" EQ "'escalate'::worklist.expiry_policy"
-	static WlStmt apply WL_KEPT = {
-		"UPDATE worklist.task t SET"
-		" state = CASE WHEN " ESCALATES " THEN " STATE("escalated")
-		" ELSE " STATE("expired") " END,"
-		" holder = CASE WHEN " ESCALATES " THEN NULL ELSE t.holder END,"
-		" claimed_at = CASE WHEN " ESCALATES " THEN NULL ELSE t.claimed_at END,"
-		" claim_expires_at = NULL,"
-		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $3 END,"
-		" decided_by = CASE WHEN " ESCALATES " THEN t.decided_by ELSE NULL END,"
-		" decision = CASE WHEN " ESCALATES " THEN t.decision"
-		" ELSE pg_catalog.jsonb_build_object('policy', t.expiry_policy::pg_catalog.text) END"
-		" WHERE " KEY("t")
-		" RETURNING t.expiry_policy::pg_catalog.text, t.priority, t.created_at",
-		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID},
-		.generic = true, .name = "task.sweep.expiries.apply"
-	};
-#undef ESCALATES
-	Datum		values[3];
-	uint64		n;
-	char	  **ids;
-	char	   *tenant_c = text_to_cstring(tenant);
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(now);
-	values[2] = Int32GetDatum(lim);
-
-	wl_hint_took();
-	ids = pick_ids(&pick, values, &n);
-	values[2] = TimestampTzGetDatum(now);
-	for (uint64 i = 0; i < n; i++)
-	{
-		char	   *policy;
-
-		CHECK_FOR_INTERRUPTS();
-		values[1] = CStringGetTextDatum(ids[i]);
-		if (wl_exec(&apply, values, NULL, false, 1) != 1)
-			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
-		policy = wl_result_cstring(0, 1);
-		if (strcmp(policy, "escalate") == 0)
-		{
-			bool		isnull;
-
-			wl_hint_claimable(tenant_c,
-							  DatumGetInt32(wl_result_datum(0, 2, &isnull)),
-							  DatumGetTimestampTz(wl_result_datum(0, 3, &isnull)));
-			result->escalated++;
-			wl_notify(tenant_c, "task", "escalated");
-		}
-		else
-		{
-			if (strcmp(policy, "deny") == 0)
-				result->denied++;
-			else
-				result->proceeded++;
-			wl_notify(tenant_c, "task", "expired");
-		}
-		pfree(policy);
-	}
-}
-
-/*
- * The claim-timeout part of the sweep (declared in worklist.h).
- *
- * Releases up to lim claims of the tenant held past their claim_timeout
- * (claim_expires_at, set when the claim was taken to claimed_at +
- * claim_timeout, at or before now), earliest first, as release() would:
- * holder and claimed_at cleared, claimed back to open, escalated stays
- * escalated.  Rows are picked FOR NO KEY UPDATE SKIP LOCKED: a row a
- * reviewer is completing is skipped, and whichever of the two commits
- * first wins (the other finds the task no longer held as it expected).
- * Picked rows are changed one by one by their key, as in wl_task_sweep.
- */
-void
-wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
-					   WlSweepResult *result)
-{
-	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
-		" FOR NO KEY UPDATE OF d SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.sweep.claim_timeouts.pick"
-	};
-	static WlStmt apply WL_KEPT = {
-		"UPDATE worklist.task t" SET_UNCLAIM
-		" WHERE " KEY("t")
-		" RETURNING t.priority, t.created_at",
-		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "task.sweep.claim_timeouts.apply"
-	};
-	Datum		values[3];
-	uint64		n;
-	char	  **ids;
-	char	   *tenant_c = text_to_cstring(tenant);
-
-	values[0] = PointerGetDatum(tenant);
-	values[1] = TimestampTzGetDatum(now);
-	values[2] = Int32GetDatum(lim);
-
-	ids = pick_ids(&pick, values, &n);
-	for (uint64 i = 0; i < n; i++)
-	{
-		bool		isnull;
-
-		CHECK_FOR_INTERRUPTS();
-		values[1] = CStringGetTextDatum(ids[i]);
-		if (wl_exec(&apply, values, NULL, false, 1) != 1)
-			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
-		wl_hint_claimable(tenant_c,
-						  DatumGetInt32(wl_result_datum(0, 1, &isnull)),
-						  DatumGetTimestampTz(wl_result_datum(0, 2, &isnull)));
-		result->claims_released++;
-		wl_notify(tenant_c, "task", "released");
-	}
 }

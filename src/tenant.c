@@ -46,11 +46,14 @@
 #include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(wl_visible_tenant_sql);
-PG_FUNCTION_INFO_V1(wl_erase_tenant);
 PG_FUNCTION_INFO_V1(wl_guard_truncate);
 
 bool		wl_erasing = false;
 WlBinding	wl_caller_binding = WL_BINDING_NONE;
+
+/* worklist.tenant and worklist.open_tenants */
+char	   *wl_tenant_setting = NULL;
+static bool open_tenants = false;
 
 /* One-entry cache of the last decision; see the file header. */
 static char *cache_tenant = NULL;	/* in TopMemoryContext */
@@ -62,6 +65,28 @@ static bool cache_valid = false;
 static uint64 cache_generation = 0;
 static Oid	binding_relid = InvalidOid;
 static bool callbacks_registered = false;
+
+void
+wl_tenant_init(void)
+{
+	DefineCustomStringVariable("worklist.tenant",
+							   "Tenant whose rows worklist verbs read and write.",
+							   NULL,
+							   &wl_tenant_setting,
+							   "default",
+							   PGC_USERSET,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("worklist.open_tenants",
+							 "Let every role reach a tenant that has no binding, acting as service.",
+							 "Off: a tenant is reachable only through a binding, by its owner and by superusers.",
+							 &open_tenants,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+}
 
 void
 wl_tenant_cache_reset(void)
@@ -162,7 +187,7 @@ lookup_binding(const char *tenant, Oid user, bool *bound)
 			if (kind > best)
 				best = kind;
 		}
-		if (n == 0 && wl_open_tenants)
+		if (n == 0 && open_tenants)
 			best = WL_BINDING_SERVICE;
 	}
 	wl_spi_end(&spi);
@@ -185,7 +210,7 @@ wl_tenant_binding(const char *tenant, bool *bound)
 	 * read the invalidation queue otherwise.
 	 */
 	AcceptInvalidationMessages();
-	if (cache_valid && cache_user == user && cache_open == wl_open_tenants &&
+	if (cache_valid && cache_user == user && cache_open == open_tenants &&
 		strcmp(cache_tenant, tenant) == 0)
 	{
 		if (bound)
@@ -201,7 +226,7 @@ wl_tenant_binding(const char *tenant, bool *bound)
 			pfree(cache_tenant);
 		cache_tenant = MemoryContextStrdup(TopMemoryContext, tenant);
 		cache_user = user;
-		cache_open = wl_open_tenants;
+		cache_open = open_tenants;
 		cache_binding = binding;
 		cache_bound = is_bound;
 		cache_valid = true;
@@ -234,8 +259,9 @@ tenant_problem(const char *tenant)
 	return NULL;
 }
 
-void
-wl_error_no_reach(const char *tenant)
+/* The refusal of a tenant the current role cannot reach (42501). */
+static void
+error_no_reach(const char *tenant)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -260,13 +286,14 @@ wl_tenant_enter(void)
 				 errmsg("setting \"worklist.tenant\" %s", problem)));
 	binding = wl_tenant_binding(tenant, NULL);
 	if (binding == WL_BINDING_NONE)
-		wl_error_no_reach(tenant);
+		error_no_reach(tenant);
 	wl_caller_binding = binding;
 	return cstring_to_text(tenant);
 }
 
-text *
-wl_tenant_visible(void)
+/* The tenant-entering rule without raising: NULL when the role may not act. */
+static text *
+tenant_visible(void)
 {
 	const char *tenant = wl_tenant_setting ? wl_tenant_setting : "";
 
@@ -274,6 +301,41 @@ wl_tenant_visible(void)
 		wl_tenant_binding(tenant, NULL) == WL_BINDING_NONE)
 		return NULL;
 	return cstring_to_text(tenant);
+}
+
+/*
+ * Is the tenant reached only because worklist.open_tenants is on (it has
+ * no binding)?  Such tenants take no entry of the shared tenant table:
+ * anybody may make them up while the setting is on, and the table is
+ * shared by every database of the cluster, so they must not be able to
+ * fill it for the bound tenants of any database.  Their counters are not
+ * kept and their notifications are sent at their transaction's commit.
+ */
+bool
+wl_tenant_open_only(const char *tenant)
+{
+	bool		bound;
+
+	if (!open_tenants)
+		return false;
+	(void) wl_tenant_binding(tenant, &bound);
+	return !bound;
+}
+
+void
+wl_require_binding(WlBinding at_least, const char *verb)
+{
+	static const char *const names[] = {"none", "member", "service", "admin"};
+
+	if (wl_caller_binding >= at_least)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for %s in tenant \"%s\"", verb,
+					wl_tenant_setting),
+			 errdetail("It needs a binding of kind %s or wider; role \"%s\" acts here as %s.",
+					   names[at_least], GetUserNameFromId(GetUserId(), false),
+					   names[wl_caller_binding])));
 }
 
 /*
@@ -286,60 +348,11 @@ wl_tenant_visible(void)
 Datum
 wl_visible_tenant_sql(PG_FUNCTION_ARGS)
 {
-	text	   *t = wl_tenant_visible();
+	text	   *t = tenant_visible();
 
 	if (t == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_TEXT_P(t);
-}
-
-/*
- * worklist.erase_tenant() RETURNS bigint
- *
- * Deletes every row of the current tenant from every data table, children
- * before parents, and returns how many rows went.  A bound tenant needs an
- * admin binding (owner and superusers are admin everywhere); an unbound
- * one, reached while worklist.open_tenants is on, only the EXECUTE grant.
- * Bindings, the retention policy and the notification channel stay:
- * erasure removes data, not configuration.  The fence sequence is not
- * touched, so fences never rewind.
- */
-Datum
-wl_erase_tenant(PG_FUNCTION_ARGS)
-{
-	static WlStmt stmts[] WL_KEPT = {
-		{"DELETE FROM worklist.ticket_event WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket_event"},
-		{"DELETE FROM worklist.ticket WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.ticket"},
-		{"DELETE FROM worklist.task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.task"},
-		{"DELETE FROM worklist.run_checkpoint WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_checkpoint"},
-		{"DELETE FROM worklist.run_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_claim"},
-		{"DELETE FROM worklist.run WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run"},
-	};
-	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
-	WlSpi		spi;
-	Datum		values[1];
-	int64		total = 0;
-	bool		bound;
-
-	(void) wl_tenant_binding(text_to_cstring(tenant), &bound);
-	if (bound)
-		wl_require_binding(WL_BINDING_ADMIN, "erase_tenant");
-
-	values[0] = PointerGetDatum(tenant);
-	wl_spi_begin(&spi);
-	wl_erasing = true;
-	PG_TRY();
-	{
-		for (int i = 0; i < lengthof(stmts); i++)
-			total += (int64) wl_exec(&stmts[i], values, NULL, false, 0);
-	}
-	PG_FINALLY();
-	{
-		wl_erasing = false;
-	}
-	PG_END_TRY();
-	wl_spi_end(&spi);
-	PG_RETURN_INT64(total);
 }
 
 /*

@@ -26,8 +26,9 @@
  *
  * Append-only.  A statement trigger refuses UPDATE, DELETE and TRUNCATE
  * on the log and on tickets for every role, owner included, unless
- * erase_tenant() is running in this backend -- or, for an UPDATE of a
- * ticket, one of the statements below that write its summary.
+ * erase_tenant() is running in this backend, or the retention purge of
+ * closed tickets (wl_ticket_purge) -- or, for an UPDATE of a ticket, one of
+ * the statements below that write its summary.
  *
  * The watchdog (wl_ticket_watchdog) is the only writer of escalation
  * events and of implicit confirmations; it writes as actor
@@ -36,6 +37,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "change.h"
+#include "sweep.h"
 #include "ticket.h"
 
 #include "access/xact.h"
@@ -67,9 +70,11 @@ PG_FUNCTION_INFO_V1(wl_ticket_log_guard);
 
 /*
  * True while a statement of this module that updates worklist.ticket runs,
- * so the guard trigger lets it through.  Reset on error by PG_FINALLY.
+ * or while the retention purge deletes tickets and their logs, so the guard
+ * trigger lets it through.  Reset on error by PG_FINALLY.
  */
 static bool ticket_writing = false;
+static bool ticket_purging = false;
 
 /* A ticket row as the verbs use it. */
 typedef struct TicketRow
@@ -104,19 +109,6 @@ party_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
 }
 
 /*
- * Could the interval, added to some instant, land before it?  True when
- * any of its fields is negative: '1 mon -30 days' compares equal to zero,
- * yet added to 1 February it lands on 30 January.
- */
-static bool
-interval_negative(Datum span)
-{
-	Interval   *i = DatumGetIntervalP(span);
-
-	return i->month < 0 || i->day < 0 || i->time < 0;
-}
-
-/*
  * ladder interval[]: not NULL, one-dimensional, at most WL_LADDER_MAX rungs,
  * no NULL or negative rung
  */
@@ -140,7 +132,7 @@ ladder_arg(FunctionCallInfo fcinfo, int argno)
 	{
 		if (nulls[i])
 			wl_error_bad_arg("ladder", "must not contain null elements");
-		if (interval_negative(elems[i]))
+		if (wl_interval_negative(DatumGetIntervalP(elems[i])))
 			wl_error_bad_arg("ladder", "must not contain negative intervals");
 	}
 	return arr;
@@ -406,7 +398,7 @@ append_verb(FunctionCallInfo fcinfo, text *tenant, text *ticket, WlEvent *ev)
 	WlSpi		spi;
 	TicketRow	row;
 	WlFold		fold;
-	const char *event;
+	WlChange	change;
 	Datum		result;
 
 	wl_spi_begin(&spi);
@@ -415,10 +407,10 @@ append_verb(FunctionCallInfo fcinfo, text *tenant, text *ticket, WlEvent *ev)
 
 	/* a demoted close is that actor's participation, not a close */
 	if (ev->kind == WL_KIND_OUTCOME && wl_is_authority(&row.def, ev->actor))
-		event = "closed";
+		change = WL_CHANGE_TICKET_CLOSED;
 	else
-		event = "reported";
-	wl_notify(text_to_cstring(tenant), "ticket", event);
+		change = WL_CHANGE_TICKET_REPORTED;
+	wl_change_record_text(tenant, change);
 
 	result = result_fold(fcinfo, outer, &fold, row.def.id);
 	wl_spi_end(&spi);
@@ -487,7 +479,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 	}
 	if (has_open_deadline)
 		open_deadline = wl_check_finite(PG_GETARG_TIMESTAMPTZ(5), "open_deadline");
-	if (has_window && interval_negative(PG_GETARG_DATUM(6)))
+	if (has_window && wl_interval_negative(PG_GETARG_INTERVAL_P(6)))
 		wl_error_bad_arg("confirm_window", "must not be negative");
 	ladder = ladder_arg(fcinfo, 7);
 
@@ -521,7 +513,7 @@ wl_open_ticket(PG_FUNCTION_ARGS)
 
 	wl_spi_begin(&spi);
 	if (wl_exec(&insert_stmt, values, nulls, false, 0) == 1)
-		wl_notify(text_to_cstring(tenant), "ticket", "opened");
+		wl_change_record_text(tenant, WL_CHANGE_TICKET_OPENED);
 	else
 	{
 		TicketRow	row;
@@ -789,14 +781,14 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 				ev.confirmation = wl_implicit_confirmation(&fold, &row.def);
 				append_event(tenant, &row, &ev, &fold);
 				result->tickets_confirmed++;
-				wl_notify(tenant_cstr, "ticket", "confirmed");
+				wl_change_record(tenant_cstr, WL_CHANGE_TICKET_CONFIRMED);
 				break;
 			case WL_WATCHDOG_ESCALATE:
 				ev.kind = WL_KIND_ESCALATION;
 				ev.value = fold.rung + 1;
 				append_event(tenant, &row, &ev, &fold);
 				result->tickets_escalated++;
-				wl_notify(tenant_cstr, "ticket", "escalated");
+				wl_change_record(tenant_cstr, WL_CHANGE_TICKET_ESCALATED);
 				break;
 			case WL_WATCHDOG_NOTHING:
 				{
@@ -828,8 +820,10 @@ wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim, WlSweepResult *resu
 /*
  * Statement trigger, BEFORE UPDATE OR DELETE OR TRUNCATE on
  * worklist.ticket_event and worklist.ticket: refuses, whoever runs the
- * statement, unless erase_tenant() runs it -- or, for an UPDATE of
- * worklist.ticket, a verb of this module writing a summary.
+ * statement, unless erase_tenant() or the retention purge runs it -- or,
+ * for an UPDATE of worklist.ticket, a verb of this module writing a
+ * summary.  (Its hint names erase_tenant() alone: the purge is nothing a
+ * caller can run.)
  */
 Datum
 wl_ticket_log_guard(PG_FUNCTION_ARGS)
@@ -843,7 +837,7 @@ wl_ticket_log_guard(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("function \"ticket_log_guard\" must be fired as a trigger")));
 	is_log = strcmp(RelationGetRelationName(trigdata->tg_relation), "ticket_event") == 0;
-	if (wl_erasing)
+	if (wl_erasing || ticket_purging)
 		return PointerGetDatum(NULL);
 	if (ticket_writing && !is_log && TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		return PointerGetDatum(NULL);
@@ -875,4 +869,56 @@ wl_ticket_log_guard(PG_FUNCTION_ARGS)
 				 errdetail("A ticket leaves only with its whole tenant, together with its log."),
 				 errhint("Only worklist.erase_tenant() removes tickets, every one of a tenant at once.")));
 	return PointerGetDatum(NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Retention
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The purge of closed tickets (declared in sweep.h; run by retention.c):
+ * up to lim of the tenant's tickets done or archived whose latest event is
+ * at or before before, oldest first, each with its whole log.  Returns how
+ * many went.
+ */
+uint64
+wl_ticket_purge(text *tenant, TimestampTz before, int32 lim)
+{
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.ticket d"
+		" WHERE d.tenant OPERATOR(pg_catalog.=) $1"
+		"   AND d.state OPERATOR(pg_catalog.=) ANY ('{done,archived}'::worklist.ticket_status[])"
+		"   AND d.last_event_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.last_event_at LIMIT $3"
+		" FOR UPDATE OF d SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.tickets.pick"
+	};
+	static WlStmt purge WL_KEPT = {
+		"WITH events AS ("
+		"  DELETE FROM worklist.ticket_event e"
+		"   WHERE e.tenant OPERATOR(pg_catalog.=) $1 AND e.ticket OPERATOR(pg_catalog.=) $2)"
+		" DELETE FROM worklist.ticket t WHERE t.tenant OPERATOR(pg_catalog.=) $1 AND t.id OPERATOR(pg_catalog.=) $2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "retention.purge.tickets.delete"
+	};
+	uint64		n = 0;
+	char	   *tenant_c;
+
+	/* the log is append-only but for erasure and this purge */
+	ticket_purging = true;
+	PG_TRY();
+	{
+		n = wl_purge_by_id(&pick, &purge, tenant, before, lim);
+	}
+	PG_FINALLY();
+	{
+		ticket_purging = false;
+	}
+	PG_END_TRY();
+	tenant_c = text_to_cstring(tenant);
+	for (uint64 i = 0; i < n; i++)
+		wl_change_record(tenant_c, WL_CHANGE_TICKET_PURGED);
+	return n;
 }

@@ -53,8 +53,9 @@
 #include "utils/datetime.h"
 #include "utils/guc.h"
 
-/* worklist.max_clock_skew, in microseconds (see wl_check_clock_skew). */
-int64		wl_max_clock_skew_us = 5 * USECS_PER_SEC;
+/* worklist.max_clock_skew: as set, and in microseconds (see check_clock_skew). */
+static char *max_clock_skew_setting = NULL;
+static int64 max_clock_skew_us = 5 * USECS_PER_SEC;
 
 /*
  * Parse an interval the way interval input does, without raising: the
@@ -93,8 +94,8 @@ parse_interval(const char *str, Interval *result)
  * converted to microseconds as interval comparison does (a month is 30
  * days, a day 24 hours).
  */
-bool
-wl_check_clock_skew(char **newval, void **extra, GucSource source)
+static bool
+check_clock_skew(char **newval, void **extra, GucSource source)
 {
 	Interval	span;
 	int128		usec;
@@ -105,8 +106,7 @@ wl_check_clock_skew(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("\"%s\" is not an interval.", *newval);
 		return false;
 	}
-	usec = (int128) span.time + (int128) span.day * USECS_PER_DAY +
-		(int128) span.month * DAYS_PER_MONTH * USECS_PER_DAY;
+	usec = wl_interval_usec(&span);
 	if (usec < 0 || usec > PG_INT64_MAX)
 	{
 		GUC_check_errdetail("The skew must be a non-negative interval.");
@@ -124,10 +124,23 @@ wl_check_clock_skew(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-void
-wl_assign_clock_skew(const char *newval, void *extra)
+static void
+assign_clock_skew(const char *newval, void *extra)
 {
-	wl_max_clock_skew_us = *(int64 *) extra;
+	max_clock_skew_us = *(int64 *) extra;
+}
+
+void
+wl_trust_init(void)
+{
+	DefineCustomStringVariable("worklist.max_clock_skew",
+							   "How far from now() a member's write verbs may set their clock.",
+							   "An interval; the bound is inclusive.",
+							   &max_clock_skew_setting,
+							   "5 seconds",
+							   PGC_SUSET,
+							   0,
+							   check_clock_skew, assign_clock_skew, NULL);
 }
 
 static void
@@ -202,7 +215,7 @@ trust_clock(FunctionCallInfo fcinfo, int argno, const char *argname)
 	skew = (int128) at - (int128) now;
 	if (skew < 0)
 		skew = -skew;
-	if (skew > wl_max_clock_skew_us)
+	if (skew > max_clock_skew_us)
 	{
 		Interval	off;
 		char	   *away;
@@ -276,7 +289,7 @@ trust_write(FunctionCallInfo fcinfo)
 				 errhint("Its members act as themselves: connect, or SET ROLE, as the member's own role.")));
 	late = (int128) GetCurrentStatementStartTimestamp() -
 		(int128) GetCurrentTransactionStartTimestamp();
-	if (late > wl_max_clock_skew_us)
+	if (late > max_clock_skew_us)
 	{
 		Interval	off;
 
@@ -319,20 +332,4 @@ wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks)
 		}
 	}
 	return tenant;
-}
-
-void
-wl_require_binding(WlBinding at_least, const char *verb)
-{
-	static const char *const names[] = {"none", "member", "service", "admin"};
-
-	if (wl_caller_binding >= at_least)
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for %s in tenant \"%s\"", verb,
-					wl_tenant_setting),
-			 errdetail("It needs a binding of kind %s or wider; role \"%s\" acts here as %s.",
-					   names[at_least], GetUserNameFromId(GetUserId(), false),
-					   names[wl_caller_binding])));
 }

@@ -1,140 +1,112 @@
 /*-------------------------------------------------------------------------
  *
  * worklist.c
- *	  Module entry point: the settings, then hand-off to each subsystem.
+ *	  Module entry point: _PG_init hands off to each part's init (each
+ *	  defines the settings it reads), and this file owns the one pair of
+ *	  shared-memory hooks (shmem.c makes every structure).
  *
- * Where things live:
- *	  tenant.c		tenant setting, bindings, erasure
- *	  args.c		argument validation;  errors.c  documented refusals
- *	  spi.c			prepared statements run as the extension owner
- *	  task.c		tasks (doc/reference.md, section 4)
- *	  ticket.c		tickets: the append-only log and its verbs (section 2)
- *	  fold.c		the ticket fold (section 2, rules 1-7); fold_store.c
- *					its stored form; fold_sql.c  its SQL face
- *	  run.c			checkpoints, leases and fences (section 3)
- *	  runlist.c		list_durable_runs and its cursor (section 3)
- *	  sweep.c		the sweep verb (section 4)
- *	  sweeper.c		the sweeper, one background worker per database (4)
- *	  launcher.c	the launcher that keeps them, and its utility hook (4)
- *	  stats.c		shared memory, counters, stats() (5)
- *	  notify.c		notifications: channels, payloads, sending (5)
+ * Where things live.  The layers, top first.  A file calls into its own
+ * layer and the layers below it, never into one above; within a layer,
+ * calls run one way only, so no two files call each other.  The section
+ * numbers are those of doc/reference.md.  test/tools/layers reads this
+ * list (a layer is a line "NAME: ...", its files the indented lines below
+ * it) and checks it against the symbols of the built objects.
+ *
+ * entry: what the server calls
+ *	  worklist.c	_PG_init, and the shared-memory hooks
+ * control: what SQL and DDL ask of the background workers, sent as
+ * messages through shared memory
+ *	  control.c		start_sweeper(), sweeper_status() (9)
+ *	  utility.c		the ProcessUtility hook: pauses a database's sweeper
+ *					for a command that needs the database alone, and tells
+ *					the launcher of new databases and extensions (9)
+ * workers: the background workers, siblings that meet only in shared
+ * memory (each is started by the name of its entry point)
+ *	  launcher.c	keeps one sweeper per database with the extension (9)
+ *	  sweeper.c		sweeps every tenant of one database and sends its
+ *					notifications (9)
+ * sweep: one sweep of one tenant, what the verb and the sweeper run
+ *	  sweep.c		worklist.sweep(), the parts in order, the due tenants (7)
+ * verbs: the concepts, each with its data; a file calls only the files of
+ * its own concept and, for retention, each kind's purge
+ *	  retention.c	the policy and the schedule of the purge (8), and
+ *					erase_tenant(), which removes every kind's rows (2)
+ *	  metrics.c		the counts monitoring reads, for pg_monitor (9)
+ *	  stats.c		worklist.stats() (9)
+ *	  task.c		the verbs that change tasks, and the one place every
+ *					change of a task passes (4)
+ *	  task_list.c	the reads of tasks (4)
+ *	  task_sweep.c	the task parts of the sweep and the task purge (4, 7)
+ *	  ticket.c		tickets: the append-only log, its verbs, the watchdog,
+ *					the ticket purge (5)
+ *	  fold_sql.c	the ticket fold as SQL sees it, and worklist.fold (5)
+ *	  fold_store.c	the fold state as stored on the ticket row (5)
+ *	  fold.c		the fold's rules (5)
+ *	  run.c			checkpoints, leases and fences, the run purge (6)
+ *	  runlist.c		list_durable_runs and its cursor (6)
+ * change: what a transaction changed, recorded beneath every verb (what
+ * the verbs of two concepts both need done when something changes -- runs
+ * parked on tasks, say -- belongs here, so that no concept calls another)
+ *	  change.c		per tenant: the counts notifications carry, and the
+ *					counters of stats() (9)
+ *	  hint.c		where claim_next starts, and what lowers it (4)
+ * sending: notifications on their way out
+ *	  channel.c		each tenant's channel, payloads, the send at commit and
+ *					the sweeper's send; channel(), rotate_channel() (9)
+ * tenancy: who may reach a tenant, and as what
+ *	  binding.c		bindings: grant_tenant, revoke_tenant, role_ref (2)
+ *	  trust.c		what a member binding may say (2)
+ *	  tenant.c		the tenant setting, reach (2)
+ * ground: what every layer above stands on
+ *	  spi.c			statements kept and run as the extension's owner
+ *	  args.c		argument checks, instants and intervals (1)
+ *	  errors.c		the documented refusals (3)
+ *	  shmem.c		every structure in shared memory, and its locks
+ *	  worker.c		the plumbing every background worker shares
  *
  *-------------------------------------------------------------------------
  */
 #include "worklist.h"
-#include "stats.h"
+#include "channel.h"
+#include "shmem.h"
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/guc.h"
 
 PG_MODULE_MAGIC;
 
-char	   *wl_tenant_setting = NULL;
-bool		wl_open_tenants = false;
-int			wl_max_document_size = 1024 * 1024;
-static char *wl_max_clock_skew_setting = NULL;
-bool		wl_notify_enabled = true;
-char	   *wl_database = NULL;
-int			wl_sweep_interval = 1000;
-int			wl_sweep_batch = 500;
-int			wl_sweep_budget = 500;
-int			wl_max_tenant_counters = 4096;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/* The one pair of shared-memory hooks: shmem.c makes every structure. */
+static void
+shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	wl_shmem_request();
+}
+
+static void
+shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	wl_shmem_startup();
+}
 
 void
 _PG_init(void)
 {
-	DefineCustomStringVariable("worklist.tenant",
-							   "Tenant whose rows worklist verbs read and write.",
-							   NULL,
-							   &wl_tenant_setting,
-							   "default",
-							   PGC_USERSET,
-							   0,
-							   NULL, NULL, NULL);
+	wl_tenant_init();
+	wl_trust_init();
+	wl_args_init();
 
-	DefineCustomBoolVariable("worklist.open_tenants",
-							 "Let every role reach a tenant that has no binding, acting as service.",
-							 "Off: a tenant is reachable only through a binding, by its owner and by superusers.",
-							 &wl_open_tenants,
-							 false,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("worklist.max_clock_skew",
-							   "How far from now() a member's write verbs may set their clock.",
-							   "An interval; the bound is inclusive.",
-							   &wl_max_clock_skew_setting,
-							   "5 seconds",
-							   PGC_SUSET,
-							   0,
-							   wl_check_clock_skew, wl_assign_clock_skew, NULL);
-
-	DefineCustomIntVariable("worklist.max_document_size",
-							"Largest jsonb document a verb stores (payload, decision, body).",
-							NULL,
-							&wl_max_document_size,
-							1024 * 1024, 1, INT_MAX / 2,
-							PGC_SUSET,
-							GUC_UNIT_BYTE,
-							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("worklist.notify",
-							 "Notify the tenant's channel of the changes of tasks, tickets and runs.",
-							 "Off: changes made while it is off are not notified.",
-							 &wl_notify_enabled,
-							 true,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("worklist.database",
-							   "Ignored: every database with the extension has its own sweeper.",
-							   "Accepted so that configurations of version 0.2 still load; the launcher logs once that it is ignored.",
-							   &wl_database,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomIntVariable("worklist.sweep_interval",
-							"Time between two ticks of the sweeper.",
-							NULL,
-							&wl_sweep_interval,
-							1000, 10, 3600 * 1000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("worklist.sweep_batch",
-							"Rows the sweeper settles per transaction.",
-							NULL,
-							&wl_sweep_batch,
-							500, 1, WL_SWEEP_LIMIT_MAX,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("worklist.sweep_budget",
-							"Longest time one tenant's batch of the sweeper may run.",
-							"A batch still running then is rolled back and tried again with half as many rows, so that one tenant delays the others by at most this much.",
-							&wl_sweep_budget,
-							500, 10, 3600 * 1000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	/* sizes shared memory: only when preloaded (counters need that anyway) */
-	if (process_shared_preload_libraries_in_progress)
-		DefineCustomIntVariable("worklist.max_tenant_counters",
-								"Tenants whose cumulative counters shared memory holds.",
-								"Counters of further tenants are not kept (stats() shows them as NULL).",
-								&wl_max_tenant_counters,
-								4096, 16, 1000000,
-								PGC_POSTMASTER,
-								0,
-								NULL, NULL, NULL);
+	wl_channel_init();
+	wl_launcher_init();
+	wl_sweeper_init();
+	wl_shmem_init();
 
 	MarkGUCPrefixReserved("worklist");
 
@@ -142,7 +114,15 @@ _PG_init(void)
 	if (IsBinaryUpgrade)
 		return;
 
-	wl_stats_shmem_init();
-	wl_hint_shmem_init();
-	wl_launcher_init();
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	/* preloaded: shared memory made at server start, the launcher, the hook */
+	wl_shmem_preload();
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shmem_startup;
+	wl_launcher_register();
+	wl_utility_init();
 }

@@ -1,8 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * worklist.h
- *	  Shared declarations of the worklist extension: settings, SQLSTATEs,
- *	  argument validation, tenancy, and the SPI layer every verb uses.
+ *	  The declarations every part of the extension shares: SQLSTATEs and
+ *	  limits, the vocabulary of what changes and what is counted, and the
+ *	  two lowest layers (worklist.c draws them all): errors, arguments and
+ *	  SPI (ground), tenancy and trust.  Each layer above has a header of
+ *	  its own: shmem.h and worker.h (ground too), channel.h, change.h,
+ *	  hint.h, task.h, ticket.h, sweep.h.
  *
  * Every verb follows the same shape:
  *
@@ -44,6 +48,8 @@
 
 /* Longest identifier accepted, in characters. */
 #define WL_IDENT_MAX		256
+/* A tenant name in bytes: 256 characters of at most 4 bytes, and the NUL. */
+#define WL_TENANT_KEY_LEN	(WL_IDENT_MAX * 4 + 1)
 
 /* Longest title or reason accepted, in characters. */
 #define WL_TEXT_MAX			4096
@@ -58,20 +64,6 @@
 /* Bounds of every "lim" argument. */
 #define WL_LIMIT_MAX		1000
 #define WL_SWEEP_LIMIT_MAX	100000
-
-/* ----------
- * Settings (worklist.c)
- * ----------
- */
-extern char *wl_tenant_setting;
-extern bool wl_open_tenants;
-extern int	wl_max_document_size;
-extern int64 wl_max_clock_skew_us;
-extern bool wl_notify_enabled;
-extern char *wl_database;
-extern int	wl_sweep_interval;
-extern int	wl_sweep_batch;
-extern int	wl_sweep_budget;
 
 /* ----------
  * Error reporting (errors.c): one function per refusal, so every verb
@@ -93,14 +85,14 @@ extern void wl_error_bad_arg(const char *argname, const char *why) pg_attribute_
  * spells it, which is what an error names.
  * ----------
  */
+/* Defines worklist.max_document_size. */
+extern void wl_args_init(void);
 /* A required identifier: not NULL, not empty, at most 256 characters. */
 extern text *wl_arg_ident(FunctionCallInfo fcinfo, int argno, const char *argname);
 /* An optional identifier: NULL stays NULL, anything else must be valid. */
 extern text *wl_arg_ident_opt(FunctionCallInfo fcinfo, int argno, const char *argname);
 /* Is a (non-NULL) text datum a valid identifier?  Never raises. */
 extern bool wl_ident_valid(Datum d);
-/* Validate an identifier that did not come from an argument slot. */
-extern void wl_check_ident(text *t, const char *argname);
 /*
  * A text[] of identifiers: not NULL, one-dimensional, no NULL or invalid
  * element.  allow_empty decides whether '{}' is accepted.
@@ -119,6 +111,17 @@ extern TimestampTz wl_arg_time(FunctionCallInfo fcinfo, int argno, const char *a
  */
 extern TimestampTz wl_check_finite(TimestampTz t, const char *argname);
 /*
+ * Could the interval, added to some instant, land before it?  True when
+ * any of its fields is negative: '1 mon -30 days' compares equal to zero,
+ * yet added to 1 February it lands on 30 January.
+ */
+extern bool wl_interval_negative(const Interval *span);
+/*
+ * The interval in microseconds, as interval comparison counts it (a month
+ * is 30 days, a day 24 hours): its sign is the sign interval_cmp() gives.
+ */
+extern int128 wl_interval_usec(const Interval *span);
+/*
  * Refuse (22023 naming the argument) an interval that is not positive: a
  * negative field ('1 mon -30 days' included) or all fields zero; or that
  * is longer than 10,000 years (wl_check_interval_bound).
@@ -132,7 +135,7 @@ extern void wl_check_positive_interval(Datum span, const char *argname);
 extern void wl_check_interval_bound(Datum span, const char *argname);
 /*
  * t + span in UTC, saturating at -infinity / infinity instead of leaving
- * the range of timestamps (fold.c).
+ * the range of timestamps.
  */
 extern TimestampTz wl_time_add(TimestampTz t, const Interval *span);
 /* The label of an enum value (palloc'd). */
@@ -147,8 +150,6 @@ extern text *wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname
 						 bool required);
 /* A jsonb document: not NULL, at most worklist.max_document_size bytes (54000). */
 extern Datum wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname);
-/* A C string copy of a text datum (convenience for messages). */
-#define wl_text_cstr(t)	text_to_cstring(t)
 
 /* ----------
  * Tenancy (tenant.c, binding.c) and trust (trust.c)
@@ -162,6 +163,11 @@ typedef enum WlBinding
 	WL_BINDING_SERVICE,			/* names any actor, roles and instant */
 	WL_BINDING_ADMIN			/* and administers the tenant */
 } WlBinding;
+
+/* Defines worklist.tenant and worklist.open_tenants. */
+extern void wl_tenant_init(void);
+/* worklist.tenant as set (not checked: see wl_tenant_enter). */
+extern char *wl_tenant_setting;
 
 /*
  * The tenant of this call after the first two documented checks: an empty
@@ -179,10 +185,10 @@ extern WlBinding wl_caller_binding;
 extern WlBinding wl_tenant_binding(const char *tenant, bool *bound);
 /* Drop the cached decisions (binding.c, after a change of bindings). */
 extern void wl_tenant_cache_reset(void);
-/* The refusal of a tenant the current role cannot reach (42501). */
-extern void wl_error_no_reach(const char *tenant) pg_attribute_noreturn();
-/* Same rule without raising: NULL when the current role may not act. */
-extern text *wl_tenant_visible(void);
+/* Refuse (42501) a call whose binding is narrower than at_least. */
+extern void wl_require_binding(WlBinding at_least, const char *verb);
+/* Is the tenant reached only through worklist.open_tenants (unbound)? */
+extern bool wl_tenant_open_only(const char *tenant);
 /* Is erase_tenant() running in this backend?  (Lets it past append-only.) */
 extern bool wl_erasing;
 
@@ -222,17 +228,14 @@ typedef struct WlTrustArg
 #define WL_CLOCK(argno, name)	{WL_TRUST_CLOCK, (argno), (name)}
 #define WL_TRUST(...)	((const WlTrustArg[]) {__VA_ARGS__, {WL_TRUST_END, 0, NULL}})
 
+/* Defines worklist.max_clock_skew. */
+extern void wl_trust_init(void);
 /*
  * wl_tenant_enter(), then the trust checks listed, in order: the order of
  * checks every verb follows (tenant, reach, trust, then its arguments).
  * Use as  tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ACTOR(1, "actor")));
  */
 extern text *wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks);
-/* Check and assign hooks of worklist.max_clock_skew (an interval). */
-extern bool wl_check_clock_skew(char **newval, void **extra, GucSource source);
-extern void wl_assign_clock_skew(const char *newval, void *extra);
-/* Refuse (42501) a call whose binding is narrower than at_least. */
-extern void wl_require_binding(WlBinding at_least, const char *verb);
 
 /* ----------
  * SPI layer (spi.c)
@@ -309,6 +312,23 @@ extern Datum wl_result_datum(uint64 row, int col, bool *isnull);
 /* Same, as a palloc'd C string in the upper context, or NULL. */
 extern char *wl_result_cstring(uint64 row, int col);
 /*
+ * Column col of the first n rows of the last result, as C strings in the
+ * upper context (the ids a statement picked, to be used while other
+ * statements run).
+ */
+extern char **wl_result_column(uint64 n, int col);
+/*
+ * The loop every purge of rows keyed by (tenant, id) runs: pick ($1
+ * tenant, $2 an instant, $3 lim) picks and locks the candidates in one
+ * statement; then purge ($1 tenant, $2 id) deletes each of them by its
+ * whole key and nothing else, which only the key's index can serve, however
+ * small the planner believed the tables when it planned (a DELETE joined to
+ * the candidates was planned, on tables it knew as empty, as a walk of the
+ * tenant's every row).  Returns how many were picked.
+ */
+extern uint64 wl_purge_by_id(WlStmt *pick, WlStmt *purge, text *tenant,
+							 TimestampTz before, int32 lim);
+/*
  * Append every row of the last result to the set-returning function's
  * tuplestore.  Column 1 of the result must be a whole-row value of the
  * function's declared row type.  Call InitMaterializedSRF first.
@@ -357,45 +377,47 @@ extern bool wl_schema_served(const char *version, bool *current);
 extern bool wl_schema_current(void);
 
 /* ----------
- * Notifications and counters (notify.c, stats.c)
+ * Vocabulary: what is recorded of a change (change.c), what is counted
+ * (stats()), and what a sweep did
  * ----------
  */
 /*
- * Record that a change of kind "task", "ticket" or "run" happened in the
- * tenant, as one of the events documented for that kind (no-op while
- * worklist.notify is off).  The tenant's listeners hear of it, as a count,
- * once the transaction commits; never if it rolls back.  Payloads name no
- * id, so none is taken.  An unknown kind or event is an internal error.
+ * The changes notifications count: name, kind and event, in payload order
+ * (each kind's events together).  A new event is one line here (and its
+ * line in doc/reference.md, section 9).
  */
-extern void wl_notify(const char *tenant, const char *kind, const char *event);
+#define WL_CHANGES(X) \
+	X(TASK_OPENED, "task", "opened") \
+	X(TASK_CLAIMED, "task", "claimed") \
+	X(TASK_RELEASED, "task", "released") \
+	X(TASK_TAKEN_OVER, "task", "taken_over") \
+	X(TASK_COMPLETED, "task", "completed") \
+	X(TASK_EXPIRED, "task", "expired") \
+	X(TASK_ESCALATED, "task", "escalated") \
+	X(TASK_WITHDRAWN, "task", "withdrawn") \
+	X(TASK_PURGED, "task", "purged") \
+	X(TICKET_OPENED, "ticket", "opened") \
+	X(TICKET_REPORTED, "ticket", "reported") \
+	X(TICKET_CLOSED, "ticket", "closed") \
+	X(TICKET_ESCALATED, "ticket", "escalated") \
+	X(TICKET_CONFIRMED, "ticket", "confirmed") \
+	X(TICKET_PURGED, "ticket", "purged") \
+	X(RUN_CHECKPOINTED, "run", "checkpointed") \
+	X(RUN_CHECKPOINT_DELETED, "run", "checkpoint_deleted") \
+	X(RUN_PRUNED, "run", "pruned") \
+	X(RUN_CLAIMED, "run", "claimed") \
+	X(RUN_RELEASED, "run", "released") \
+	X(RUN_PURGED, "run", "purged")
 
-/* The changes notifications count (kind and event), in payload order. */
 typedef enum WlChange
 {
-	WL_CHANGE_TASK_OPENED,
-	WL_CHANGE_TASK_CLAIMED,
-	WL_CHANGE_TASK_RELEASED,
-	WL_CHANGE_TASK_TAKEN_OVER,
-	WL_CHANGE_TASK_COMPLETED,
-	WL_CHANGE_TASK_EXPIRED,
-	WL_CHANGE_TASK_ESCALATED,
-	WL_CHANGE_TASK_WITHDRAWN,
-	WL_CHANGE_TASK_PURGED,
-	WL_CHANGE_TICKET_OPENED,
-	WL_CHANGE_TICKET_REPORTED,
-	WL_CHANGE_TICKET_CLOSED,
-	WL_CHANGE_TICKET_ESCALATED,
-	WL_CHANGE_TICKET_CONFIRMED,
-	WL_CHANGE_TICKET_PURGED,
-	WL_CHANGE_RUN_CHECKPOINTED,
-	WL_CHANGE_RUN_CHECKPOINT_DELETED,
-	WL_CHANGE_RUN_PRUNED,
-	WL_CHANGE_RUN_CLAIMED,
-	WL_CHANGE_RUN_RELEASED,
-	WL_CHANGE_RUN_PURGED,
+#define WL_CHANGE_ENUM(name, kind, event) WL_CHANGE_##name,
+	WL_CHANGES(WL_CHANGE_ENUM)
+#undef WL_CHANGE_ENUM
 	WL_CHANGE__N
 } WlChange;
 
+/* The cumulative counters of stats(), in the order it lists them. */
 typedef enum WlCounter
 {
 	WL_COUNT_CLAIMS,
@@ -408,116 +430,46 @@ typedef enum WlCounter
 } WlCounter;
 
 /*
- * Add one to a cumulative counter of the current tenant (worklist.tenant,
- * which the verb has entered; the sweeper sets it to the tenant it sweeps).
- * No-op when not preloaded.  Claim conflicts and stale-fence refusals count
- * at once (they are refusals: their transaction fails); the others count
- * when the transaction commits.  Claim timeouts are counted by
- * wl_sweep_tenant() from claims_released: the sweep parts do not count
- * them.
+ * What a sweep did, one count a line, in the order of the columns of
+ * worklist.sweep_result (sweeper_status shows the same totals, by name).
+ * A new count is one line here, and its column in the SQL.
  */
-extern void wl_count(WlCounter counter);
-/* Add n to a counter, as wl_count does. */
-extern void wl_count_n(WlCounter counter, uint32 n);
-extern void wl_stats_shmem_init(void);
+#define WL_SWEEP_COUNTS(X) \
+	X(denied) \
+	X(proceeded) \
+	X(escalated) \
+	X(tickets_escalated) \
+	X(tickets_confirmed) \
+	X(claims_released) \
+	X(purged)
 
-/* ----------
- * The sweep (sweep.c), and its parts, implemented with their data.  Each
- * part acts on the given tenant only, locks with SKIP LOCKED, and must be
- * called with SPI already begun (wl_spi_begin).
- * ----------
- */
 typedef struct WlSweepResult
 {
-	int32		denied;
-	int32		proceeded;
-	int32		escalated;
-	int32		tickets_escalated;
-	int32		tickets_confirmed;
-	int32		claims_released;
-	int32		purged;
+#define WL_SWEEP_FIELD(name) int32 name;
+	WL_SWEEP_COUNTS(WL_SWEEP_FIELD)
+#undef WL_SWEEP_FIELD
 } WlSweepResult;
 
-/* Expiry policies of overdue tasks (task.c). */
-extern void wl_task_sweep(text *tenant, TimestampTz now, int32 lim,
-						  WlSweepResult *result);
-/* Claims held past their claim_timeout, released (task.c). */
-extern void wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
-								   WlSweepResult *result);
-/* The ticket watchdog (ticket.c). */
-extern void wl_ticket_watchdog(text *tenant, TimestampTz now, int32 lim,
-							   WlSweepResult *result);
-/* Purge by the tenant's retention policy, lim items in all (retention.c). */
-extern void wl_retention_purge(text *tenant, TimestampTz now, int32 lim,
-							   WlSweepResult *result);
-
-/*
- * One sweep of one tenant at now: every part above, in the documented
- * order, each bounded by lim.  What worklist.sweep() does, and what the
- * sweeper does for each tenant with something due.  SPI must be begun.
- */
-extern void wl_sweep_tenant(text *tenant, TimestampTz now, int32 lim,
-							WlSweepResult *result);
-/* Did a sweep of lim come back full in some part (more may be due)? */
-extern bool wl_sweep_full(const WlSweepResult *result, int32 lim);
-/* Add one sweep's counts to a total. */
-extern void wl_sweep_add(WlSweepResult *total, const WlSweepResult *one);
-/*
- * The tenants that have something due at now (a list of text *, allocated
- * in cxt), at a cost that follows what is due, not the number of tenants.
- * SPI must be begun.
- */
-extern List *wl_due_tenants(TimestampTz now, MemoryContext cxt);
-
-/* sweep.c: the sweep_result composite for a function returning one */
-extern Datum wl_sweep_result_datum(FunctionCallInfo fcinfo,
-								   const WlSweepResult *result);
-
-/* ----------
- * Where claim_next starts (hint.c): a key in queue order below which no
- * task of the tenant is claimable.  See the head of hint.c.
- * ----------
- */
-typedef struct WlQueueKey
+/* The totals of many sweeps (a sweeper's, since server start). */
+typedef struct WlSweepTotals
 {
-	int64		neg_priority;	/* -priority, so the order is ascending */
-	TimestampTz created_at;
-	char		id[WL_IDENT_MAX * 4 + 1];
-} WlQueueKey;
-
-/* The head of every queue, and past its end. */
-extern const WlQueueKey wl_queue_key_min;
-extern const WlQueueKey wl_queue_key_max;
-
-extern void wl_hint_shmem_init(void);
-/*
- * The tenant's hint (wl_queue_key_min when unknown), with what a later
- * wl_hint_raise must find unchanged.  false when hints are not kept (the
- * library is not preloaded).  When raise is not NULL the read is a claim's:
- * *raise says whether this claim should find where the queue starts and
- * raise the hint to it (one claim in WL_HINT_RAISE_EVERY, see hint.c).
- */
-extern bool wl_hint_read(const char *tenant, WlQueueKey *at, uint64 *version,
-						 uint64 *raises, bool *raise);
-/* Raise the hint to *to, if nothing changed it since wl_hint_read. */
-extern void wl_hint_raise(const char *tenant, uint64 version, uint64 raises,
-						  const WlQueueKey *to);
-/*
- * This transaction took tasks out of the queue (claimed or settled them):
- * it raises no hint from now on.
- */
-extern void wl_hint_took(void);
-/* The sweeper's tick: unpin hints once no prepared transaction is left. */
-extern void wl_hint_tick(void);
-/* This transaction made a task of the tenant claimable (lowers at commit). */
-extern void wl_hint_claimable(const char *tenant, int32 priority,
-							  TimestampTz created_at);
+#define WL_SWEEP_TOTAL(name) int64 name;
+	WL_SWEEP_COUNTS(WL_SWEEP_TOTAL)
+#undef WL_SWEEP_TOTAL
+} WlSweepTotals;
 
 /* ----------
- * The background workers (sweeper.c, launcher.c)
+ * What _PG_init (worklist.c) hands off to, besides each layer's own init
+ * declared in its header
  * ----------
  */
+/* launcher.c: defines worklist.database; registers the launcher. */
 extern void wl_launcher_init(void);
+extern void wl_launcher_register(void);
+/* sweeper.c: defines worklist.sweep_interval and worklist.sweep_batch. */
+extern void wl_sweeper_init(void);
+/* utility.c: installs the utility hook. */
+extern void wl_utility_init(void);
 
 /* worklist.c */
 extern void _PG_init(void);

@@ -2,14 +2,11 @@
 # a server that preloads the library.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'worklist'");
-$node->start;
+my $node = WorklistNode->create('crash');
 
 $node->safe_psql('postgres', 'CREATE EXTENSION worklist');
 $node->safe_psql('postgres', q{

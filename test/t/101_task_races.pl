@@ -9,20 +9,16 @@
 #     is one expired task -- and nobody errors or deadlocks.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('task_races');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('task_races', conf => qq{
 max_connections = 40
 # the database's background sweeper must not take part in the races: its
 # first tick is an hour after it starts
 worklist.sweep_interval = '1h'
 });
-$node->start;
 
 $node->safe_psql('postgres', 'CREATE DATABASE tasks');
 $node->safe_psql('tasks', 'CREATE EXTENSION worklist');

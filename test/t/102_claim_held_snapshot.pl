@@ -9,7 +9,7 @@
 # many as the pages of index and table that the dead entries fill.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -63,14 +63,10 @@ sub claim_buffers_after_held_snapshot
 	return ($b[-1], $order_ok);
 }
 
-my $node = PostgreSQL::Test::Cluster->new('held_preloaded');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('held_preloaded', conf => qq{
 worklist.sweep_interval = '1h'
 autovacuum = off
 });
-$node->start;
 my ($with_hint, $order) = claim_buffers_after_held_snapshot($node);
 cmp_ok($with_hint, '<', 50,
 	"preloaded: one claim_next touches $with_hint buffers after 3,000 claims under a held snapshot");
@@ -92,10 +88,7 @@ is($node->safe_psql('postgres', q{
 	't000001', 'after DROP and CREATE EXTENSION the first task is claimed first');
 $node->stop;
 
-my $control = PostgreSQL::Test::Cluster->new('held_control');
-$control->init;
-$control->append_conf('postgresql.conf', 'autovacuum = off');
-$control->start;
+my $control = WorklistNode->create('held_control', preload => 0, conf => q{autovacuum = off});
 my ($without, $order2) = claim_buffers_after_held_snapshot($control);
 cmp_ok($without, '>', 50,
 	"control, not preloaded: one claim_next touches $without buffers, walking the dead entries");

@@ -5,18 +5,14 @@
 # was due.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('ticket_dump');
-$node->init;
 # the sweeper must not add escalations to the logs being measured
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('ticket_dump', conf => qq{
 worklist.sweep_interval = '1h'
 });
-$node->start;
 
 $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql('postgres', 'CREATE DATABASE dst');

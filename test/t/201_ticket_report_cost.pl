@@ -6,20 +6,15 @@
 # so a busy machine does not decide the result.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
-my $node = PostgreSQL::Test::Cluster->new('ticket_cost');
-$node->init;
 # the sweeper must not add escalations to the logs being measured
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('ticket_cost', conf => qq{
 worklist.sweep_interval = '1h'
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+}, extension => 'postgres');
 
 $node->safe_psql('postgres', q{
 	SET worklist.tenant = 'cost';

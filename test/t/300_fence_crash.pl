@@ -5,15 +5,11 @@
 # every stored one.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('fences');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'worklist'");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+my $node = WorklistNode->create('fences', extension => 'postgres');
 
 # Several claims, each committed on its own: first claims, renewals and
 # reclaims, more of them than the sequence logs ahead in one WAL record.

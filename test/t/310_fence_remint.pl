@@ -7,20 +7,15 @@
 # for the sequence.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('remint');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('remint', conf => qq{
 wal_writer_delay = '10s'
 wal_writer_flush_after = 0
 worklist.sweep_interval = '1h'
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+}, extension => 'postgres');
 
 sub claim
 {

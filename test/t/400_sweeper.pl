@@ -4,27 +4,21 @@
 # back) without flooding the log.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('sweeper');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('sweeper', conf => qq{
 worklist.sweep_interval = 100
 worklist.sweep_batch = 500
 });
-$node->start;
 
 # The launcher is up before the extension exists; no sweeper stays in a
 # database without it, and nothing is logged about that.
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'worklist launcher'})
+$node->wait_for_launcher
   or die 'launcher did not start';
 sleep 1;
-is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->sweepers,
 	'0', 'no sweeper where the extension is missing');
 # (the test's own statements are logged too: leave those out)
 sub sweeper_lines
@@ -99,16 +93,13 @@ cmp_ok($before, '<=', 500,
 	"the small tenant waited for at most one batch of the big one ($before rows before it)");
 
 # DROP EXTENSION ends the sweeper; CREATE EXTENSION brings one back.
-my $pid = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'});
+my $pid = $node->sweeper_pid;
 $node->safe_psql('postgres', 'DROP EXTENSION worklist');
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'})
+$node->wait_for_sweepers(0)
   or die 'sweeper still running after DROP EXTENSION';
 pass("DROP EXTENSION ends the sweeper ($pid)");
 sleep 2;
-is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->sweepers,
 	'0', 'and none comes back while the extension is missing');
 
 # Cycles of DROP and CREATE under the running worker: no crash, no flood
@@ -131,8 +122,7 @@ my $log = substr(slurp_file($node->logfile), $offset);
 unlike($log, qr/terminated by signal|server process .* was terminated/, 'no crash');
 my $lines = scalar(sweeper_lines($log));
 cmp_ok($lines, '<=', 2 * 11 + 2, "log lines about the sweeper stay bounded ($lines)");
-is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->sweepers,
 	'1', 'exactly one sweeper');
 
 $node->stop;

@@ -4,19 +4,15 @@
 # exactly once.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('sweeper_crash');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('sweeper_crash', conf => qq{
 restart_after_crash = on
 worklist.sweep_interval = 20
 worklist.sweep_batch = 20
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION worklist;
 	-- every change of state, recorded in the same transaction
@@ -74,13 +70,11 @@ sub check_audit
 load('kill', 3000);
 $node->poll_query_until('postgres', q{SELECT count(*) > 200 FROM audit WHERE tenant = 'kill'})
   or die 'sweep did not start';
-my $pid = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'});
+my $pid = $node->sweeper_pid;
 ok($pid, "sweeper pid $pid");
 cmp_ok(settled('kill'), '<', 3000, 'killed before the sweep finished');
 kill 'KILL', $pid;
-$node->poll_query_until('postgres',
-	qq{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND pid <> $pid})
+$node->wait_for_sweepers(1, qq{pid <> $pid})
   or die 'sweeper not restarted';
 pass('sweeper restarted after SIGKILL');
 $node->poll_query_until('postgres', q{SELECT count(*) = 3000 FROM audit WHERE tenant = 'kill'}, 't')

@@ -2,18 +2,14 @@
 # other rows; the locked row is swept once the lock goes.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('sweeper_locks');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('sweeper_locks', conf => qq{
 worklist.sweep_interval = 100
 worklist.sweep_batch = 2
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION worklist;
 	SELECT worklist.open_task('t' || g, 'c', '{r}', due_at => now() + interval '2 seconds')
@@ -31,8 +27,7 @@ $node->poll_query_until('postgres',
 is($node->safe_psql('postgres', q{SELECT state FROM worklist.task WHERE id = 't1'}),
 	'open', 'the locked row is skipped, the nine others are swept (batches of 2)');
 sleep 1;
-is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND wait_event_type = 'Lock'}),
+is($node->sweepers(q{wait_event_type = 'Lock'}),
 	'0', 'the sweeper is not waiting on the lock');
 
 $reviewer->query_safe('COMMIT');

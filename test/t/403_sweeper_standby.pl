@@ -2,21 +2,17 @@
 # standby is promoted.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $primary = WorklistNode->create('primary',
+	init => { allows_streaming => 1 }, conf => qq{
 worklist.sweep_interval = '1h'
-});
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION worklist');
+}, extension => 'postgres');
 $primary->backup('b');
 
-my $standby = PostgreSQL::Test::Cluster->new('standby');
+my $standby = WorklistNode->new('standby');
 $standby->init_from_backup($primary, 'b', has_streaming => 1);
 $standby->append_conf('postgresql.conf', 'worklist.sweep_interval = 100');
 $standby->start;
@@ -28,8 +24,7 @@ $primary->safe_psql('postgres', q{
 });
 $primary->wait_for_catchup($standby);
 sleep 2;
-is($standby->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($standby->sweepers,
 	'0', 'no sweeper runs on the standby');
 is($standby->safe_psql('postgres', q{SELECT state FROM worklist.task WHERE id = 't1'}),
 	'open', 'the overdue task is untouched on the standby');

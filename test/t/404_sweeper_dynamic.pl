@@ -5,22 +5,18 @@
 # must notice DROP DATABASE waiting for it, and leave.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('dynamic');
-$node->init;
-$node->append_conf('postgresql.conf', 'worklist.sweep_interval = 100');
-$node->start;
+my $node = WorklistNode->create('dynamic', preload => 0, conf => q{worklist.sweep_interval = 100});
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION worklist');
 
 is($node->safe_psql('app', q{SELECT worklist.stats()->'counters'}),
 	'{"claims": null, "take_overs": null, "claim_timeouts": null, "lease_reclaims": null, "claim_conflicts": null, "stale_fence_refusals": null}',
 	'counters are NULL when the library is not preloaded');
-is($node->safe_psql('app',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->sweepers,
 	'0', 'no sweeper runs by itself');
 
 # Not for PUBLIC.
@@ -55,8 +51,7 @@ $node->poll_query_until('app', qq{SELECT count(*) = 0 FROM pg_stat_activity WHER
 my $second = $node->safe_psql('app', 'SELECT worklist.start_sweeper()');
 isnt($second, $pid, "start_sweeper started another one ($second)");
 sleep 7;    # the terminated one's restart delay is 5 s
-is($node->safe_psql('app',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND datname = 'app'}),
+is($node->sweepers(q{datname = 'app'}),
 	'1', 'one sweeper per database once the first came back');
 $node->safe_psql('app', q{
 	SET worklist.tenant = 'd';
@@ -70,16 +65,10 @@ pass('and it sweeps');
 # Concurrent start_sweeper() calls start one sweeper and all return its
 # pid.  DROP EXTENSION ends the sweeper for good (without the launcher
 # nobody starts another), so each round starts from none.
-sub sweepers
-{
-	return $node->safe_psql('app',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND datname = 'app'});
-}
 for my $round (1 .. 5)
 {
 	$node->safe_psql('app', 'DROP EXTENSION worklist');
-	$node->poll_query_until('app',
-		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'})
+	$node->wait_for_sweepers(0)
 	  or die 'the sweeper did not leave after DROP EXTENSION';
 	$node->safe_psql('app', 'CREATE EXTENSION worklist');
 	my @runs;
@@ -101,7 +90,7 @@ for my $round (1 .. 5)
 		$pids{$pid}++;
 	}
 	is(scalar(keys %pids), 1, "round $round: four concurrent calls return one pid (@{[ keys %pids ]})");
-	is(sweepers(), '1', "round $round: one sweeper runs");
+	is($node->sweepers(q{datname = 'app'}), '1', "round $round: one sweeper runs");
 }
 
 # DROP DATABASE while its sweeper runs succeeds: the sweeper sees the
@@ -112,8 +101,7 @@ my ($rc, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE app');
 is($rc, 0, 'DROP DATABASE succeeds while the sweeper runs');
 is($stderr, '', 'without complaint');
 sleep 7;    # longer than a sweeper's restart delay
-is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->sweepers,
 	'0', 'no sweeper comes back for the dropped database');
 my $log = substr(slurp_file($node->logfile), $offset);
 unlike($log, qr/does not exist/, 'nothing tries to connect to it');

@@ -6,58 +6,19 @@
 # once.  The same tenant name in two databases has two sets of counters.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode qw(wait_for);
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use JSON::PP qw(decode_json);
 use Time::HiRes qw(time sleep);
 
-use FindBin;
 
-my $client = "$FindBin::Bin/../tools/notify_client.py";
 
-my $node = PostgreSQL::Test::Cluster->new('counters_full');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('counters_full', conf => qq{
 worklist.max_tenant_counters = 16
 worklist.sweep_interval = '1h'
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
-
-# A listener (test/tools/notify_client.py) in a database, once READY.
-sub listener
-{
-	my ($db, @channels) = @_;
-	my %l = (in => '', out => '', err => '');
-	$l{h} = IPC::Run::start(
-		[ '/usr/bin/python3', $client, 'listen', $node->connstr($db), 60, @channels ],
-		'<', \$l{in}, '>', \$l{out}, '2>', \$l{err});
-	my $t = time + 60;
-	while ($l{out} !~ /READY/ && time < $t)
-	{
-		$l{h}->pump_nb;
-		sleep 0.01;
-	}
-	die "listener did not start: $l{err}" unless $l{out} =~ /READY/;
-	return \%l;
-}
-
-# Wait until a listener has received at least $n notifications (or 10 s).
-sub wait_for
-{
-	my ($l, $n) = @_;
-	my $received = sub {
-		$l->{h}->pump_nb;
-		return [ map { decode_json($_) } grep { /^\{/ } split /\n/, $l->{out} ];
-	};
-	my $t = time + 10;
-	sleep 0.05 while @{ $received->() } < $n && time < $t;
-	sleep 0.3;
-	return $received->();
-}
+}, extension => 'postgres');
 
 # A role bound to nothing tries claims, conflicts and stale fences in 200
 # tenants it makes up: each is refused before anything is counted.
@@ -148,7 +109,7 @@ is($node->safe_psql('postgres', q{
 		SELECT worklist.stats()->'counters'->>'claims';
 	}), "1\n1\n1", 'a new tenant of another database is counted');
 my $junk_channel = $node->safe_psql('dev', q{SET worklist.tenant = 'junk_2'; SELECT worklist.channel()});
-my $junk = listener('dev', $junk_channel);
+my $junk = $node->listener(db => 'dev', seconds => 60, channels => [ $junk_channel ]);
 $node->safe_psql('dev', q{
 	SET worklist.tenant = 'junk_2';
 	SELECT count(*) FROM worklist.open_task('t2', 'c', '{r}');
@@ -211,7 +172,7 @@ is($lines, 1, 'the log says so once');
 # A tenant the table has no room for is still notified: its transactions
 # send their own notifications at commit.
 my $channel = $node->safe_psql('postgres', q{SET worklist.tenant = 'c199'; SELECT worklist.channel()});
-my $full = listener('postgres', $channel);
+my $full = $node->listener(db => 'postgres', seconds => 60, channels => [ $channel ]);
 $node->safe_psql('postgres', q{
 	SET worklist.tenant = 'c199';
 	SELECT count(*) FROM worklist.open_task('t2', 'c', '{r}');

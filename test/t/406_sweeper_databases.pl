@@ -9,34 +9,28 @@
 # worklist.database is ignored with one log line.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode qw(sweepers_sql);
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $node = PostgreSQL::Test::Cluster->new('databases');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('databases', conf => qq{
 worklist.sweep_interval = 100
 worklist.database = 'somewhere_else'
 });
-$node->start;
 
 sub sweeper_pid
 {
 	my ($db) = @_;
 	return $node->safe_psql('postgres',
-		qq{SELECT coalesce(string_agg(pid::text, ','), '') FROM pg_stat_activity
-		    WHERE backend_type = 'worklist sweeper' AND datname = '$db'});
+		sweepers_sql(q{coalesce(string_agg(pid::text, ','), '')}, qq{datname = '$db'}));
 }
 
 sub wait_sweeper
 {
 	my ($db, $what) = @_;
 	my $start = time;
-	$node->poll_query_until('postgres',
-		qq{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND datname = '$db'})
+	$node->wait_for_sweepers(1, qq{datname = '$db'})
 	  or die "no sweeper in $db: $what";
 	return time - $start;
 }
@@ -59,8 +53,7 @@ sub wait_expired
 }
 
 # worklist.database is accepted, and said to be ignored once.
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'worklist launcher'})
+$node->wait_for_launcher
   or die 'launcher did not start';
 my $log = slurp_file($node->logfile);
 my $n = () = $log =~ /worklist\.database = "somewhere_else" is ignored/g;
@@ -75,8 +68,7 @@ for my $db ('alpha', 'beta')
 }
 wait_expired('alpha', 't1', 'database alpha is swept');
 wait_expired('beta', 't1', 'database beta is swept');
-is($node->safe_psql('postgres',
-		q{SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->safe_psql('postgres', sweepers_sql(q{string_agg(datname, ',' ORDER BY datname)})),
 	'alpha,beta', 'one sweeper each, none where the extension is missing');
 is($node->safe_psql('alpha', q{SELECT database || ':' || (pid IS NOT NULL) FROM worklist.sweeper_status}),
 	'alpha:true', "sweeper_status shows the current database's sweeper only");
@@ -93,8 +85,7 @@ wait_expired('gamma', 't1', 'and it sweeps');
 
 # DROP EXTENSION ends it, for good.
 $node->safe_psql('gamma', 'DROP EXTENSION worklist');
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND datname = 'gamma'})
+$node->wait_for_sweepers(0, q{datname = 'gamma'})
   or die 'the sweeper of gamma did not leave';
 pass('DROP EXTENSION ends the sweeper of gamma');
 sleep 2;
@@ -112,8 +103,7 @@ is($rc, 0, sprintf('DROP DATABASE alpha succeeds while its sweeper runs (%.2f s)
 is($err, '', 'without complaint');
 cmp_ok($drop, '<', 4, 'without waiting for the sweeper to time out');
 sleep 3;
-is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND datname IS DISTINCT FROM 'beta' AND datname IS DISTINCT FROM 'gamma'}),
+is($node->sweepers(q{datname IS DISTINCT FROM 'beta' AND datname IS DISTINCT FROM 'gamma'}),
 	'0', 'no sweeper for the dropped database');
 unlike(substr(slurp_file($node->logfile), $offset), qr/does not exist/,
 	'nothing tries to connect to the dropped database');

@@ -7,18 +7,13 @@
 # attempt; and once repaired it is swept and no longer listed.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('poison');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('poison', conf => qq{
 worklist.sweep_interval = 100
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+}, extension => 'postgres');
 
 $node->safe_psql('postgres', q{
 	SET worklist.tenant = 'poison';

@@ -4,19 +4,15 @@
 # all while the same sweeper keeps running.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('statistics');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('statistics', conf => qq{
 worklist.sweep_interval = 200
 worklist.sweep_batch = 100
 autovacuum_naptime = 1
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION worklist;
 	-- no autovacuum yet: the dead rows must stay to be seen
@@ -25,8 +21,7 @@ $node->safe_psql('postgres', q{
 	SELECT count(worklist.open_task('t' || g, 'c', '{r}', due_at => now() + interval '1 second'))
 	  FROM generate_series(1, 3000) g;
 });
-my $pid = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'});
+my $pid = $node->sweeper_pid;
 ok($pid, "sweeper $pid");
 ok($node->poll_query_until('postgres',
 		q{SELECT count(*) = 3000 FROM worklist.task WHERE state = 'expired'}),
@@ -35,16 +30,14 @@ ok($node->poll_query_until('postgres',
 		q{SELECT n_tup_upd >= 3000 AND n_dead_tup >= 3000 FROM pg_stat_user_tables
 		   WHERE relid = 'worklist.task'::regclass}),
 	'pg_stat_user_tables counts its updates and dead rows');
-is($node->safe_psql('postgres',
-		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->sweeper_pid,
 	$pid, 'while the same sweeper runs');
 
 $node->safe_psql('postgres', q{ALTER TABLE worklist.task RESET (autovacuum_enabled)});
 ok($node->poll_query_until('postgres',
 		q{SELECT autovacuum_count > 0 FROM pg_stat_user_tables WHERE relid = 'worklist.task'::regclass}),
 	'autovacuum vacuums the table');
-is($node->safe_psql('postgres',
-		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'}),
+is($node->sweeper_pid,
 	$pid, 'and the sweeper still has not exited');
 
 $node->stop;

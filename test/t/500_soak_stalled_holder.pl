@@ -13,17 +13,13 @@
 # and the reclaim goes ahead with a new fence.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('stalled_holder');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'worklist'");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+my $node = WorklistNode->create('stalled_holder', extension => 'postgres');
 
 # A worker: psql reading commands from a pipe, as a separate process.
 sub worker

@@ -12,22 +12,18 @@
 # tampering, so its passing means something.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
-my $node = PostgreSQL::Test::Cluster->new('soak_faults');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('soak_faults', conf => qq{
 worklist.database = 'soak'
 worklist.sweep_interval = 200
 restart_after_crash = on
 track_commit_timestamp = on
 max_connections = 40
 });
-$node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE soak');
 $node->restart;				# the sweeper connects to soak from the start
 $node->command_ok(

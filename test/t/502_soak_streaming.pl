@@ -14,7 +14,7 @@
 # is there and the new primary mints above all of them.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
@@ -25,13 +25,10 @@ use List::Util qw(max min);
 sub pair
 {
 	my ($name, $conf) = @_;
-	my $primary = PostgreSQL::Test::Cluster->new("${name}_primary");
-	$primary->init(allows_streaming => 1);
-	$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'worklist'");
-	$primary->start;
-	$primary->safe_psql('postgres', 'CREATE EXTENSION worklist');
+	my $primary = WorklistNode->create("${name}_primary",
+		init => { allows_streaming => 1 }, extension => 'postgres');
 	$primary->backup('b');
-	my $standby = PostgreSQL::Test::Cluster->new("${name}_standby");
+	my $standby = WorklistNode->new("${name}_standby");
 	$standby->init_from_backup($primary, 'b', has_streaming => 1);
 	$standby->start;
 	if ($conf)

@@ -10,19 +10,13 @@
 # first claims.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use List::Util qw(max);
 
-my $pub = PostgreSQL::Test::Cluster->new('publisher');
-$pub->init(allows_streaming => 'logical');
-$pub->append_conf('postgresql.conf', "shared_preload_libraries = 'worklist'");
-$pub->start;
-my $sub = PostgreSQL::Test::Cluster->new('subscriber');
-$sub->init;
-$sub->append_conf('postgresql.conf', "shared_preload_libraries = 'worklist'");
-$sub->start;
+my $pub = WorklistNode->create('publisher', init => { allows_streaming => 'logical' });
+my $sub = WorklistNode->create('subscriber');
 
 $pub->safe_psql('postgres', q{
 	CREATE EXTENSION worklist;

@@ -7,22 +7,17 @@
 # With a standby, see doc/operations.md, "Replication and fences".
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use List::Util qw(max);
 
-my $node = PostgreSQL::Test::Cluster->new('commit_durability');
-$node->init;
 # Nothing but the WAL writer writes WAL out behind a session's back here:
 # no autovacuum, no background writer.
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('commit_durability', conf => qq{
 autovacuum = off
 bgwriter_lru_maxpages = 0
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+}, extension => 'postgres');
 
 sub claims
 {

@@ -10,19 +10,15 @@
 # whose sequence position was lost still mints above every stored fence.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $conf = qq{
-shared_preload_libraries = 'worklist'
 worklist.sweep_interval = '1h'
 };
 
-my $src = PostgreSQL::Test::Cluster->new('dump_src');
-$src->init;
-$src->append_conf('postgresql.conf', $conf);
-$src->start;
+my $src = WorklistNode->create('dump_src', conf => $conf);
 
 $src->safe_psql('postgres', q{
 	CREATE ROLE dump_team;
@@ -184,10 +180,7 @@ $src->command_ok([ 'pg_dump', '-Fp', '-d', $src->connstr('app'), '-f', "$dir/app
 my $src_seq = $src->safe_psql('app', 'SELECT last_value FROM worklist.fence_seq');
 $src->stop;
 
-my $dst = PostgreSQL::Test::Cluster->new('dump_dst');
-$dst->init;
-$dst->append_conf('postgresql.conf', $conf);
-$dst->start;
+my $dst = WorklistNode->create('dump_dst', conf => $conf);
 
 # The bootstrap superuser exists already (its CREATE ROLE fails); every
 # other role, and every membership, must come back.

@@ -7,17 +7,14 @@
 # as invalid text, and breaks the restore.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('tenant_encoding');
-$node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('tenant_encoding',
+	init => { extra => [ '--encoding=UTF8', '--locale=C' ] }, conf => qq{
 worklist.sweep_interval = '1h'
 });
-$node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION worklist; CREATE ROLE enc_reader');
 $node->safe_psql('postgres', 'GRANT SELECT ON ALL TABLES IN SCHEMA worklist TO enc_reader');
 $node->safe_psql('postgres', q{

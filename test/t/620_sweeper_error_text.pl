@@ -5,18 +5,14 @@
 # client bytes no encoding conversion accepts.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('sweeper_error_text');
-$node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('sweeper_error_text',
+	init => { extra => [ '--encoding=UTF8', '--locale=C' ] }, conf => qq{
 worklist.sweep_interval = 100
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+}, extension => 'postgres');
 
 # A trigger of the owner that fails every expiry with a long message of
 # two-byte characters, so that a cut at an odd number of bytes splits one.

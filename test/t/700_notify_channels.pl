@@ -9,21 +9,15 @@
 # true} on the old channel.
 use strict;
 use warnings;
-use FindBin;
 use JSON::PP;
-use PostgreSQL::Test::Cluster;
+use WorklistNode qw(notify_client received sums wait_for);
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $client = "$FindBin::Bin/../tools/notify_client.py";
-my $node = PostgreSQL::Test::Cluster->new('notify_channels');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('notify_channels', conf => qq{
 worklist.sweep_interval = 100
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION worklist;
 	CREATE ROLE acme_admin LOGIN;
@@ -34,65 +28,10 @@ $node->safe_psql('postgres', q{
 	SELECT worklist.grant_tenant('other', 'acme_admin', 'admin');
 });
 
-# A listener: notify_client.py listen, read until it is READY.
-sub listener
-{
-	my ($user, @channels) = @_;
-	my %l = (in => '', out => '', err => '');
-	$l{h} = IPC::Run::start(
-		[ '/usr/bin/python3', $client, 'listen',
-		  $node->connstr('postgres') . " user=$user", 300, @channels ],
-		'<', \$l{in}, '>', \$l{out}, '2>', \$l{err});
-	my $t = time + 60;
-	while ($l{out} !~ /READY/ && time < $t)
-	{
-		$l{h}->pump_nb;
-		sleep 0.01;
-	}
-	die "listener did not start: $l{err}" unless $l{out} =~ /READY/;
-	return \%l;
-}
-
-# What a listener received so far: a list of {at, channel, payload}.
-sub received
-{
-	my ($l) = @_;
-	$l->{h}->pump_nb;
-	return [ map { decode_json($_) } grep { /^\{/ } split /\n/, $l->{out} ];
-}
-
-# Sum of the counts of the payloads received, as "kind.event" => n.
-sub sums
-{
-	my ($l) = @_;
-	my %s;
-	for my $n (@{ received($l) })
-	{
-		next unless $n->{payload} =~ /^\{"(task|ticket|run)"/;
-		my $p = decode_json($n->{payload});
-		for my $kind (keys %$p)
-		{
-			$s{"$kind.$_"} += $p->{$kind}{$_} for keys %{ $p->{$kind} };
-		}
-	}
-	return \%s;
-}
-
-# Wait until a listener has received at least $n notifications (or 10 s).
-sub wait_for
-{
-	my ($l, $n) = @_;
-	my $t = time + 10;
-	sleep 0.05 while @{ received($l) } < $n && time < $t;
-	sleep 0.3;    # and anything that would come too many
-	return received($l);
-}
-
 sub as
 {
 	my ($user, $sql) = @_;
-	return $node->psql('postgres', "SET worklist.tenant = 'acme';\n$sql",
-		extra_params => [ '-U', $user ]);
+	return $node->psql_as('postgres', $user, 'acme', $sql);
 }
 
 # The channel: the same for every role that reaches the tenant, refused
@@ -113,8 +52,8 @@ my @guesses = ('worklist', 'acme', 'worklist_acme', 'ACME',
 	    || 'worklist_' || left(encode(sha256('acme'), 'hex'), 32) || '|'
 	    || 'worklist_' || left(encode(sha256('worklist_acme'), 'hex'), 32) || '|'
 	    || 'worklist_' || left(md5('worklist_acme'), 32)}));
-my $outsider = listener('outsider', @guesses);
-my $bound = listener('acme_member', $channel);
+my $outsider = $node->listener(user => 'outsider', channels => [ @guesses ]);
+my $bound = $node->listener(user => 'acme_member', channels => [ $channel ]);
 
 # Every kind and event, one transaction each (the sweeper fires the
 # expiry, the escalations and the confirmation: its changes are notified
@@ -223,7 +162,7 @@ is(scalar(@$got), $before, 'worklist.notify = off sends nothing');
 my $other_channel = $node->safe_psql('postgres',
 	q{SET worklist.tenant = 'other'; SELECT worklist.channel()});
 isnt($other_channel, $channel, 'another tenant has another channel');
-my $other = listener('acme_admin', $other_channel);
+my $other = $node->listener(user => 'acme_admin', channels => [ $other_channel ]);
 $before = scalar @{ received($bound) };
 $node->safe_psql('postgres', q{
 	BEGIN;
@@ -252,8 +191,8 @@ is((as('acme_member', 'SELECT worklist.channel()'))[1], $new, 'which channel() n
 $got = wait_for($bound, $before + 2);
 is_deeply([ map { "$_->{channel} $_->{payload}" } @$got[ $before + 1 .. $#$got ] ],
 	[ qq{$channel {"rotated": true}} ], 'the old channel hears {"rotated": true}');
-my $outsider_rotated = listener('outsider', $channel);
-my $fresh = listener('acme_member', $new);
+my $outsider_rotated = $node->listener(user => 'outsider', channels => [ $channel ]);
+my $fresh = $node->listener(user => 'acme_member', channels => [ $new ]);
 $node->safe_psql('postgres', q{
 	SET worklist.tenant = 'acme';
 	SELECT worklist.open_task('y1', 'c', '{r}');
@@ -276,7 +215,7 @@ $_->{h}->finish for ($outsider, $bound, $other, $outsider_rotated, $fresh);
 # the old secret either happens before the rotation (which waits for it)
 # or keeps its counts for the next send, under the new name.
 my $rot = decode_json((run_command(
-	[ '/usr/bin/python3', $client, 'rotations', $node->connstr('postgres'), 300 ]))[0]);
+	[ '/usr/bin/python3', notify_client(), 'rotations', $node->connstr('postgres'), 300 ]))[0]);
 is_deeply($rot->{errors}, [], 'the writers ran without errors');
 is($rot->{rotations}, 300, 'every rotation was heard on its old channel');
 is($rot->{leaks}, 0, "no payload arrived on a channel after its rotation ($rot->{payloads} payloads)");

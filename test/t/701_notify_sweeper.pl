@@ -10,19 +10,15 @@
 #    what was committed meanwhile.
 use strict;
 use warnings;
-use FindBin;
 use JSON::PP;
-use PostgreSQL::Test::Cluster;
+use WorklistNode qw(notify_client);
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $client = "$FindBin::Bin/../tools/notify_client.py";
-my $node = PostgreSQL::Test::Cluster->new('notify_sweeper');
 # (with WAL senders, or no commit ever waits for a synchronous standby)
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('notify_sweeper',
+	init => { allows_streaming => 1 }, conf => qq{
 worklist.sweep_interval = 1000
 max_connections = 40
 # for the test of the notification lock: a commit that asks for
@@ -30,7 +26,6 @@ max_connections = 40
 synchronous_standby_names = 'nobody'
 synchronous_commit = local
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION worklist;
 	SET worklist.tenant = 'load';
@@ -42,7 +37,7 @@ sub run_client
 {
 	my @args = @_;
 	my ($out, $err) = ('', '');
-	IPC::Run::run([ '/usr/bin/python3', $client, @args ], '>', \$out, '2>', \$err)
+	IPC::Run::run([ '/usr/bin/python3', notify_client(), @args ], '>', \$out, '2>', \$err)
 	  or die "notify_client.py @args failed: $err";
 	my ($json) = grep { /^\{/ } split /\n/, $out;
 	return decode_json($json);
@@ -122,16 +117,8 @@ cmp_ok(time - $start, '<', 4, 'and none of them waited for it');
 # sweeper expires it; the notification it owes waits, and is heard once
 # the lock is free.
 my $due_channel = $node->safe_psql('postgres', q{SET worklist.tenant = 'lockdue'; SELECT worklist.channel()});
-my %dl = (in => '', out => '', err => '');
-$dl{h} = IPC::Run::start(
-	[ '/usr/bin/python3', $client, 'listen', $node->connstr('postgres'), 300, $due_channel ],
-	'<', \$dl{in}, '>', \$dl{out}, '2>', \$dl{err});
-my $dt = time + 60;
-while ($dl{out} !~ /READY/ && time < $dt)
-{
-	$dl{h}->pump_nb;
-	sleep 0.01;
-}
+my $dl = $node->listener(channels => [$due_channel]);
+my $dt;
 $node->safe_psql('postgres', q{
 	SET synchronous_commit = local;
 	SET worklist.tenant = 'lockdue';
@@ -144,35 +131,26 @@ my $ticks = $node->safe_psql('postgres', 'SELECT ticks FROM worklist.sweeper_sta
 sleep 2.5;
 cmp_ok($node->safe_psql('postgres', 'SELECT ticks FROM worklist.sweeper_status'), '>', $ticks,
 	'and keeps ticking');
-$dl{h}->pump_nb;
-unlike($dl{out}, qr/expired/, 'what it owes is not sent while the lock is held');
+$dl->{h}->pump_nb;
+unlike($dl->{out}, qr/expired/, 'what it owes is not sent while the lock is held');
 $node->safe_psql('postgres',
 	q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'});
 $blocker->quit;
 $dt = time + 10;
-while ($dl{out} !~ /expired/ && time < $dt)
+while ($dl->{out} !~ /expired/ && time < $dt)
 {
-	$dl{h}->pump_nb;
+	$dl->{h}->pump_nb;
 	sleep 0.05;
 }
-like($dl{out}, qr/expired\\?": 1/, 'and is heard once the lock is free');
-$dl{h}->kill_kill;
+like($dl->{out}, qr/expired\\?": 1/, 'and is heard once the lock is free');
+$dl->{h}->kill_kill;
 
 # Kill the sweeper: notifications stop, what commits meanwhile is kept,
 # and they resume when the launcher has started another sweeper.
 my $channel = $node->safe_psql('postgres', q{SET worklist.tenant = 'back'; SELECT worklist.channel()});
-my %l = (in => '', out => '', err => '');
-$l{h} = IPC::Run::start(
-	[ '/usr/bin/python3', $client, 'listen', $node->connstr('postgres'), 300, $channel ],
-	'<', \$l{in}, '>', \$l{out}, '2>', \$l{err});
-my $t = time + 60;
-while ($l{out} !~ /READY/ && time < $t)
-{
-	$l{h}->pump_nb;
-	sleep 0.01;
-}
-my $pid = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'worklist sweeper'});
+my $l = $node->listener(channels => [$channel]);
+my $t;
+my $pid = $node->sweeper_pid;
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
 $node->poll_query_until('postgres', qq{SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid})
   or die 'sweeper not terminated';
@@ -180,8 +158,7 @@ $node->safe_psql('postgres', q{
 	SET worklist.tenant = 'back';
 	SELECT worklist.open_task('meanwhile', 'c', '{r}');
 });
-$node->poll_query_until('postgres',
-	qq{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'worklist sweeper' AND pid <> $pid})
+$node->wait_for_sweepers(1, qq{pid <> $pid})
   or die 'sweeper not restarted';
 $node->safe_psql('postgres', q{
 	SET worklist.tenant = 'back';
@@ -191,9 +168,9 @@ my %sum;
 $t = time + 10;
 while (time < $t && ($sum{opened} // 0) < 2)
 {
-	$l{h}->pump_nb;
+	$l->{h}->pump_nb;
 	%sum = ();
-	for my $line (grep { /^\{/ } split /\n/, $l{out})
+	for my $line (grep { /^\{/ } split /\n/, $l->{out})
 	{
 		my $p = decode_json(decode_json($line)->{payload});
 		$sum{$_} += $p->{task}{$_} for keys %{ $p->{task} };
@@ -201,7 +178,7 @@ while (time < $t && ($sum{opened} // 0) < 2)
 	sleep 0.05;
 }
 is($sum{opened}, 2, 'after the sweeper came back: what committed meanwhile and after is heard');
-$l{h}->finish;
+$l->{h}->finish;
 
 $node->stop;
 done_testing();

@@ -5,15 +5,12 @@
 # nothing is ever sent on "worklist".
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('notify_dynamic');
-$node->init;
-$node->append_conf('postgresql.conf', 'worklist.sweep_interval = 100');
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+my $node = WorklistNode->create('notify_dynamic', preload => 0,
+	conf => q{worklist.sweep_interval = 100}, extension => 'postgres');
 my $acme = $node->safe_psql('postgres', q{SET worklist.tenant = 'acme'; SELECT worklist.channel()});
 my $other = $node->safe_psql('postgres', q{SET worklist.tenant = 'other'; SELECT worklist.channel()});
 like($acme, qr/^worklist_[0-9a-f]{32}$/, 'a channel without preloading');

@@ -3,18 +3,13 @@
 # erase_tenant() keeps them too.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('notify_dump');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('notify_dump', conf => qq{
 worklist.sweep_interval = '1h'
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION worklist');
+}, extension => 'postgres');
 my $names = q{
 	SELECT string_agg(t || '=' || (SELECT worklist.channel() FROM (SELECT set_config('worklist.tenant', t, true)) s),
 	                  ',' ORDER BY t)
@@ -35,9 +30,7 @@ $node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ], 'pg
 is($node->safe_psql('restored', "BEGIN; $names; COMMIT;"), $before,
 	'a restore into another database keeps every channel name');
 
-my $other = PostgreSQL::Test::Cluster->new('notify_dump_other');
-$other->init;
-$other->start;
+my $other = WorklistNode->create('notify_dump_other', preload => 0);
 $other->safe_psql('postgres', 'CREATE DATABASE restored');
 $other->command_ok([ 'pg_restore', '-d', $other->connstr('restored'), $dump ],
 	'pg_restore into another cluster');

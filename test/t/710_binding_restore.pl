@@ -9,30 +9,15 @@
 # after a bound role was dropped reaches nothing either.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $conf = qq{
-shared_preload_libraries = 'worklist'
 worklist.sweep_interval = '1h'
 };
 
-# as(node, role, tenant, sql): 'ok:<output>' or the error's SQLSTATE
-sub as
-{
-	my ($node, $role, $tenant, $sql) = @_;
-	my ($rc, $out, $err) = $node->psql('app',
-		"\\set VERBOSITY verbose\nSET worklist.tenant = '$tenant';\n$sql",
-		extra_params => ['-U', $role]);
-	return "ok:$out" if $rc == 0;
-	return $err =~ /ERROR:\s+([0-9A-Z]{5}):/ ? $1 : "error:$err";
-}
-
-my $src = PostgreSQL::Test::Cluster->new('bind_src');
-$src->init;
-$src->append_conf('postgresql.conf', $conf);
-$src->start;
+my $src = WorklistNode->create('bind_src', conf => $conf);
 $src->safe_psql('postgres', q{
 	CREATE ROLE alice LOGIN;
 	CREATE ROLE bob LOGIN;
@@ -56,7 +41,7 @@ $src->safe_psql('app', q{
 	SET worklist.tenant = 't5'; SELECT worklist.open_task('a', 'c', '{r}');
 	SET worklist.tenant = 't6'; SELECT worklist.open_task('a', 'c', '{r}');
 });
-is(as($src, 'dave', 't4', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a', 'dave reaches t4');
+is($src->as('app', 'dave', 't4', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a', 'dave reaches t4');
 
 # dave leaves; another login arrives.  The binding stays, grants nothing,
 # and keeps t4 closed to everybody but its other binding.
@@ -64,13 +49,13 @@ $src->safe_psql('postgres', 'DROP ROLE dave; CREATE ROLE eve LOGIN; CREATE ROLE 
 is($src->safe_psql('app', q{SELECT string_agg(tenant || ':' || role::text || ':' || kind, ',' ORDER BY tenant, kind)
                               FROM worklist.tenant_binding WHERE tenant = 't4'}),
 	't4:(dropped):member,t4:alice:service', 'the dropped role\'s binding reads as (dropped)');
-is(as($src, 'eve', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501', 'a login created after the drop does not reach t4');
-is(as($src, 'dave', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501', 'nor does a new role of the same name');
+is($src->as('app', 'eve', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501', 'a login created after the drop does not reach t4');
+is($src->as('app', 'dave', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501', 'nor does a new role of the same name');
 $src->append_conf('postgresql.conf', 'worklist.open_tenants = on');
 $src->reload;
-is(as($src, 'eve', 't6', 'SELECT id FROM worklist.task(\'a\')'), '42501',
+is($src->as('app', 'eve', 't6', 'SELECT id FROM worklist.task(\'a\')'), '42501',
 	'a tenant whose only binding is a dropped role\'s stays closed with open_tenants on');
-is(as($src, 'eve', 't5', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a',
+is($src->as('app', 'eve', 't5', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a',
 	'while a tenant never bound is open to everybody then');
 
 # The dump, restored where the roles were made in another order, carol is
@@ -80,10 +65,7 @@ $src->command_ok(['pg_dump', '-Fc', '-f', $dump, '-d', $src->connstr('app')], 'p
 my $src_oids = $src->safe_psql('postgres',
 	q{SELECT string_agg(rolname || '=' || oid, ',' ORDER BY rolname) FROM pg_roles WHERE rolname IN ('alice', 'bob')});
 
-my $dst = PostgreSQL::Test::Cluster->new('bind_dst');
-$dst->init;
-$dst->append_conf('postgresql.conf', $conf . "worklist.open_tenants = on\n");
-$dst->start;
+my $dst = WorklistNode->create('bind_dst', conf => $conf . "worklist.open_tenants = on\n");
 $dst->safe_psql('postgres', q{
 	CREATE ROLE padding1; CREATE ROLE padding2; CREATE ROLE padding3;
 	CREATE ROLE dave LOGIN;
@@ -103,26 +85,26 @@ is($dst->safe_psql('app', q{SELECT string_agg(tenant || ':' || role::text || ':'
                               FROM worklist.tenant_binding}),
 	't1:alice:admin,t2:bob:member,t3:(dropped):service,t4:(dropped):member,t4:alice:service,t6:(dropped):admin',
 	'bindings restored by role name; the missing role and the dropped one arrive as (dropped)');
-is(as($dst, 'alice', 't1', q{SELECT worklist.grant_tenant('t1', 'bob'); SELECT worklist.revoke_tenant('t1', 'bob'); SELECT id FROM worklist.task('a')}),
+is($dst->as('app', 'alice', 't1', q{SELECT worklist.grant_tenant('t1', 'bob'); SELECT worklist.revoke_tenant('t1', 'bob'); SELECT id FROM worklist.task('a')}),
 	"ok:\n\na", 'alice is admin of t1 in the new cluster');
-is(as($dst, 'bob', 't2', q{SELECT holder FROM worklist.claim('a', 'bob', '{bob}')}), 'ok:bob',
+is($dst->as('app', 'bob', 't2', q{SELECT holder FROM worklist.claim('a', 'bob', '{bob}')}), 'ok:bob',
 	'bob is a member of t2, acting as itself');
-is(as($dst, 'bob', 't2', q{SELECT worklist.release('a', 'alice')}), '42501',
+is($dst->as('app', 'bob', 't2', q{SELECT worklist.release('a', 'alice')}), '42501',
 	'and only as itself: his binding is still a member binding');
 for my $role ('alice', 'bob', 'dave', 'mallory')
 {
-	is(as($dst, $role, 't3', 'SELECT id FROM worklist.task(\'a\')'), '42501',
+	is($dst->as('app', $role, 't3', 'SELECT id FROM worklist.task(\'a\')'), '42501',
 		"t3, whose role is missing, is closed to $role despite open_tenants");
 }
-is(as($dst, 'dave', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501',
+is($dst->as('app', 'dave', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501',
 	'the new cluster\'s dave does not reach the tenant of the old dave');
-is(as($dst, 'mallory', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501',
+is($dst->as('app', 'mallory', 't4', 'SELECT id FROM worklist.task(\'a\')'), '42501',
 	'nor does anybody else');
-is(as($dst, 'alice', 't4', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a',
+is($dst->as('app', 'alice', 't4', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a',
 	'alice, bound to t4 herself, still does');
-is(as($dst, 'dave', 't6', 'SELECT id FROM worklist.task(\'a\')'), '42501',
+is($dst->as('app', 'dave', 't6', 'SELECT id FROM worklist.task(\'a\')'), '42501',
 	'the old dave\'s tenant stays closed, open_tenants or not');
-is(as($dst, 'mallory', 't5', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a',
+is($dst->as('app', 'mallory', 't5', 'SELECT id FROM worklist.task(\'a\')'), 'ok:a',
 	'an unbound tenant is open, as open_tenants says');
 
 $src->stop;

@@ -11,28 +11,13 @@
 #   - the admin of one tenant (its lead) binds itself to another tenant.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('attacks');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('attacks', conf => qq{
 worklist.sweep_interval = '1h'
 });
-$node->start;
-
-# as(role, tenant, sql): 'ok:<output>' or the error's SQLSTATE
-sub as
-{
-	my ($role, $tenant, $sql) = @_;
-	my ($rc, $out, $err) = $node->psql('postgres',
-		"\\set VERBOSITY verbose\nSET worklist.tenant = '$tenant';\n$sql",
-		extra_params => ['-U', $role]);
-	return "ok:$out" if $rc == 0;
-	return $err =~ /ERROR:\s+([0-9A-Z]{5}):/ ? $1 : "error:$err";
-}
 
 # Every row of every table of the extension, as the owner sees them.
 my $everything = q{
@@ -68,70 +53,70 @@ $node->safe_psql('postgres', q{
 my $before = $node->safe_psql('postgres', $everything);
 
 # A member of acme.
-is(as('alice', 'acme', q{SELECT worklist.complete('review-1', 'bob', '{"approve": true}')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.complete('review-1', 'bob', '{"approve": true}')}),
 	'42501', 'alice cannot complete a task as bob');
-is(as('alice', 'acme', q{SELECT worklist.release('review-1', 'bob')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.release('review-1', 'bob')}),
 	'42501', 'nor release his claim as bob');
-is(as('alice', 'acme', q{SELECT worklist.claim('approve-1', 'alice', '{approvers}')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.claim('approve-1', 'alice', '{approvers}')}),
 	'42501', 'alice cannot claim with an audience role she does not have');
-is(as('alice', 'acme', q{SELECT worklist.claim_next('alice', '{approvers,reviewers}')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.claim_next('alice', '{approvers,reviewers}')}),
 	'42501', 'nor slip it into claim_next among roles she has');
-is(as('alice', 'acme', q{SELECT worklist.sweep(now() + interval '2 days')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.sweep(now() + interval '2 days')}),
 	'42501', 'alice cannot expire everybody\'s tasks by moving the sweep\'s clock');
-is(as('alice', 'acme', q{SELECT worklist.claim_run('p', 's', 'r', 'alice', '1 hour', now() + interval '2 hours')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.claim_run('p', 's', 'r', 'alice', '1 hour', now() + interval '2 hours')}),
 	'42501', 'alice cannot steal bob\'s live lease by moving claim_run\'s clock');
-is(as('alice', 'acme', q{SELECT worklist.release_run('p', 's', 'r', 1, now() + interval '2 hours')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.release_run('p', 's', 'r', 1, now() + interval '2 hours')}),
 	'42501', 'nor move release_run\'s clock');
-is(as('alice', 'acme', q{SELECT worklist.report('k1', 'bob', 'abandoned', reason => 'quit')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.report('k1', 'bob', 'abandoned', reason => 'quit')}),
 	'42501', 'alice cannot report for bob on a ticket');
-is(as('alice', 'acme', q{SELECT worklist.close_ticket('k1', 'alice', 'done', at => now() - interval '1 day')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.close_ticket('k1', 'alice', 'done', at => now() - interval '1 day')}),
 	'42501', 'nor backdate an outcome');
-is(as('alice', 'acme', q{SELECT worklist.open_ticket('k2', 'bob', 'in the name of bob')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.open_ticket('k2', 'bob', 'in the name of bob')}),
 	'42501', 'nor open a ticket in bob\'s name');
-is(as('alice', 'acme', q{SELECT worklist.set_retention(tasks => '1 second')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.set_retention(tasks => '1 second')}),
 	'42501', 'nor set the tenant\'s retention');
-is(as('alice', 'acme', q{SELECT worklist.grant_tenant('acme', 'mallory', 'admin')}),
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.grant_tenant('acme', 'mallory', 'admin')}),
 	'42501', 'nor bind anybody to acme');
-is(as('alice', 'acme', q{SELECT worklist.rotate_channel()}) =~ /^(42501|42883)$/ ? 'refused' : 'allowed',
+is($node->as('postgres', 'alice', 'acme', q{SELECT worklist.rotate_channel()}) =~ /^(42501|42883)$/ ? 'refused' : 'allowed',
 	'refused', 'nor rotate its notification channel');
 is($node->safe_psql('postgres', $everything), $before, 'acme is exactly as it was');
 # ... while what she may do, she does.
-is(as('alice', 'acme', q{SELECT (worklist.claim_next('alice', '{reviewers}')).id}), 'ok:',
+is($node->as('postgres', 'alice', 'acme', q{SELECT (worklist.claim_next('alice', '{reviewers}')).id}), 'ok:',
 	'alice may claim as herself with her own roles (nothing left for reviewers)');
 
 # A login bound to nothing.
 $before = $node->safe_psql('postgres', $everything);
 for my $tenant ('acme', 'acme-next-year', 'brand-new')
 {
-	is(as('mallory', $tenant, q{SELECT worklist.open_task('review-2', 'c', '{reviewers}')}),
+	is($node->as('postgres', 'mallory', $tenant, q{SELECT worklist.open_task('review-2', 'c', '{reviewers}')}),
 		'42501', "mallory cannot plant a task in tenant $tenant");
-	is(as('mallory', $tenant, q{SELECT worklist.open_ticket('k9', 'mallory', 'mine', authorities => '{mallory}')}),
+	is($node->as('postgres', 'mallory', $tenant, q{SELECT worklist.open_ticket('k9', 'mallory', 'mine', authorities => '{mallory}')}),
 		'42501', "nor a ticket only she may close in tenant $tenant");
-	is(as('mallory', $tenant, q{SELECT worklist.claim_run('p', 's', 'next', 'mallory', '1000 years')}),
+	is($node->as('postgres', 'mallory', $tenant, q{SELECT worklist.claim_run('p', 's', 'next', 'mallory', '1000 years')}),
 		'42501', "nor a 1000-year lease in tenant $tenant");
-	is(as('mallory', $tenant, q{SELECT worklist.grant_tenant('} . $tenant . q{', 'mallory', 'admin')}),
+	is($node->as('postgres', 'mallory', $tenant, q{SELECT worklist.grant_tenant('} . $tenant . q{', 'mallory', 'admin')}),
 		'42501', "nor bind herself to tenant $tenant");
 }
-is(as('mallory', 'acme', q{SELECT count(*) FROM worklist.task}), '42501',
+is($node->as('postgres', 'mallory', 'acme', q{SELECT count(*) FROM worklist.task}), '42501',
 	'mallory has no privilege on the tables');
 $node->safe_psql('postgres', 'GRANT SELECT ON ALL TABLES IN SCHEMA worklist TO mallory');
-is(as('mallory', 'acme', q{SELECT count(*) FROM worklist.task}), 'ok:0',
+is($node->as('postgres', 'mallory', 'acme', q{SELECT count(*) FROM worklist.task}), 'ok:0',
 	'and granted SELECT she sees no row of acme');
-is(as('mallory', 'acme', q{SELECT count(*) FROM worklist.bindings}), 'ok:0',
+is($node->as('postgres', 'mallory', 'acme', q{SELECT count(*) FROM worklist.bindings}), 'ok:0',
 	'nor any binding');
 is($node->safe_psql('postgres', $everything), $before, 'nothing was created anywhere');
 
 # The lead of another tenant, its admin.
-is(as('lead', 'team', q{SELECT worklist.grant_tenant('team', 'mallory')}), 'ok:',
+is($node->as('postgres', 'lead', 'team', q{SELECT worklist.grant_tenant('team', 'mallory')}), 'ok:',
 	'the lead binds people to its own tenant');
 $before = $node->safe_psql('postgres', $everything);
-is(as('lead', 'team', q{SELECT worklist.grant_tenant('acme', 'lead', 'admin')}), '42501',
+is($node->as('postgres', 'lead', 'team', q{SELECT worklist.grant_tenant('acme', 'lead', 'admin')}), '42501',
 	'but cannot bind itself to acme');
-is(as('lead', 'acme', q{SELECT worklist.grant_tenant('acme', 'lead', 'admin')}), '42501',
+is($node->as('postgres', 'lead', 'acme', q{SELECT worklist.grant_tenant('acme', 'lead', 'admin')}), '42501',
 	'not even with the tenant setting pointing at acme');
-is(as('lead', 'team', q{SELECT worklist.revoke_tenant('acme', 'bob')}), '42501',
+is($node->as('postgres', 'lead', 'team', q{SELECT worklist.revoke_tenant('acme', 'bob')}), '42501',
 	'nor unbind acme\'s members');
-is(as('lead', 'acme', q{SELECT worklist.erase_tenant()}), '42501',
+is($node->as('postgres', 'lead', 'acme', q{SELECT worklist.erase_tenant()}), '42501',
 	'nor erase acme');
 is($node->safe_psql('postgres', $everything), $before, 'acme is exactly as it was');
 

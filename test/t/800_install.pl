@@ -3,14 +3,11 @@
 # DROP EXTENSION leaves nothing behind, and a second CREATE works.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('install');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'worklist'");
-$node->start;
+my $node = WorklistNode->create('install');
 
 # Everything a database holds, as one sorted text: compared before and after.
 my $inventory = q{

@@ -7,17 +7,13 @@
 # worklist.open_tenants, and the verbs work on it.
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
+use WorklistNode;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'worklist'
+my $node = WorklistNode->create('upgrade', conf => qq{
 worklist.sweep_interval = '1h'
 });
-$node->start;
 
 # Every object of the schema, described by name and definition (no OIDs),
 # one line each, sorted.

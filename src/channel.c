@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * notify.c
+ * channel.c
  *	  Notifications: each tenant's own channel, payloads that count what
  *	  changed, and how they are sent.
  *
@@ -20,15 +20,14 @@
  * kinds and events in the documented order, zeros left out.  No tenant
  * name, no id.
  *
- * Recording.  The verbs call wl_notify() for every change; it counts the
- * event in the transaction's record of the tenant (stats.c), which goes
- * with a subtransaction that rolls back and is dropped with a transaction
- * that does.
+ * What is sent is recorded beneath the verbs, in each transaction's record
+ * of what it changed (change.c), which goes with a subtransaction that
+ * rolls back and is dropped with a transaction that does.
  *
  * Sending, with the library preloaded: at commit the counts are added to
  * the tenant's entry in shared memory, the entry is queued, and the
- * database's sweeper woken (stats.c, publish).  The sweeper sends what
- * waits (wl_notify_send): one transaction, one NOTIFY per tenant with
+ * database's sweeper woken (change.c).  The sweeper sends what waits
+ * (wl_channel_send): one transaction, one NOTIFY per tenant with
  * counts.  So a verb's commit never takes PostgreSQL's notification lock,
  * which serialises every notifying commit of the cluster through its WAL
  * flush.  The sweeper sends at once when it is idle and at most once every
@@ -42,39 +41,35 @@
  * lost (and logged at most once a minute): losing a notification never
  * loses work, listeners re-read.
  *
- * Sending, without preloading: each transaction notifies at its own
- * commit, just before PostgreSQL queues its notifications, one payload per
- * tenant (wl_notify_at_commit).
+ * Sending, without preloading (and, preloaded, for the tenants that have
+ * no room in shared memory): each transaction notifies at its own commit,
+ * just before PostgreSQL queues its notifications, one payload per tenant
+ * (wl_channel_send_now).
  *
  * worklist.notify = off records nothing.
  *
  * Shared state: the tenant entries and their list of entries waiting to
- * be sent (stats.h, under WlShared.tenants_lock), and each slot's
- * notify_pending flag (under WlShared.lock).
+ * be sent, and each slot's notify_pending flag (shmem.c).
  *
  *-------------------------------------------------------------------------
  */
-#include "sweeper.h"
+#include "channel.h"
+#include "shmem.h"
+#include "worker.h"
 
-#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "commands/extension.h"
-#include "common/cryptohash.h"
 #include "common/hmac.h"
 #include "common/sha2.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "storage/latch.h"
-#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -92,62 +87,36 @@ PG_FUNCTION_INFO_V1(wl_rotate_channel);
 #define CHANNEL_DIGEST_LEN	16
 #define CHANNEL_PREFIX		"worklist_"
 
+/* The kind and event of each change, as payloads name them. */
 static const struct
 {
 	const char *kind;
 	const char *event;
 }			events[WL_CHANGE__N] = {
-	[WL_CHANGE_TASK_OPENED] = {"task", "opened"},
-	[WL_CHANGE_TASK_CLAIMED] = {"task", "claimed"},
-	[WL_CHANGE_TASK_RELEASED] = {"task", "released"},
-	[WL_CHANGE_TASK_TAKEN_OVER] = {"task", "taken_over"},
-	[WL_CHANGE_TASK_COMPLETED] = {"task", "completed"},
-	[WL_CHANGE_TASK_EXPIRED] = {"task", "expired"},
-	[WL_CHANGE_TASK_ESCALATED] = {"task", "escalated"},
-	[WL_CHANGE_TASK_WITHDRAWN] = {"task", "withdrawn"},
-	[WL_CHANGE_TASK_PURGED] = {"task", "purged"},
-	[WL_CHANGE_TICKET_OPENED] = {"ticket", "opened"},
-	[WL_CHANGE_TICKET_REPORTED] = {"ticket", "reported"},
-	[WL_CHANGE_TICKET_CLOSED] = {"ticket", "closed"},
-	[WL_CHANGE_TICKET_ESCALATED] = {"ticket", "escalated"},
-	[WL_CHANGE_TICKET_CONFIRMED] = {"ticket", "confirmed"},
-	[WL_CHANGE_TICKET_PURGED] = {"ticket", "purged"},
-	[WL_CHANGE_RUN_CHECKPOINTED] = {"run", "checkpointed"},
-	[WL_CHANGE_RUN_CHECKPOINT_DELETED] = {"run", "checkpoint_deleted"},
-	[WL_CHANGE_RUN_PRUNED] = {"run", "pruned"},
-	[WL_CHANGE_RUN_CLAIMED] = {"run", "claimed"},
-	[WL_CHANGE_RUN_RELEASED] = {"run", "released"},
-	[WL_CHANGE_RUN_PURGED] = {"run", "purged"},
+#define WL_CHANGE_NAMES(name, kind, event) [WL_CHANGE_##name] = {kind, event},
+	WL_CHANGES(WL_CHANGE_NAMES)
+#undef WL_CHANGE_NAMES
 };
+
+/* worklist.notify */
+bool		wl_notify_enabled = true;
 
 /* When this sweeper last sent (it sends again SEND_GAP_MS later at the soonest). */
 static TimestampTz last_send = 0;
 static TimestampTz send_retry_at = 0;
 static TimestampTz send_failure_logged = 0;
 
-/* ----------
- * Recording
- * ----------
- */
-static WlChange
-event_of(const char *kind, const char *event)
-{
-	for (int i = 0; i < WL_CHANGE__N; i++)
-		if (strcmp(events[i].kind, kind) == 0 && strcmp(events[i].event, event) == 0)
-			return (WlChange) i;
-	elog(ERROR, "unknown notification event \"%s\" of kind \"%s\"", event, kind);
-	pg_unreachable();
-}
-
 void
-wl_notify(const char *tenant, const char *kind, const char *event)
+wl_channel_init(void)
 {
-	WlChange		e;
-
-	if (!wl_notify_enabled)
-		return;
-	e = event_of(kind, event);
-	wl_xact_tenant(tenant)->events[e]++;
+	DefineCustomBoolVariable("worklist.notify",
+							 "Notify the tenant's channel of the changes of tasks, tickets and runs.",
+							 "Off: changes made while it is off are not notified.",
+							 &wl_notify_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 }
 
 /* ----------
@@ -286,26 +255,24 @@ notify_tenants(int n, char **tenants, char **payloads, bool lock, bool *sent)
 }
 
 /* ----------
- * Without preloading: each transaction at its commit
+ * At a transaction's commit
  * ----------
  */
 void
-wl_notify_at_commit(List *records)
+wl_channel_send_now(int count, char **tenants_in, uint32 **counts)
 {
 	int			n = 0;
-	char	  **tenants = palloc(sizeof(char *) * list_length(records));
-	char	  **payloads = palloc(sizeof(char *) * list_length(records));
-	ListCell   *lc;
+	char	  **tenants = palloc(sizeof(char *) * Max(count, 1));
+	char	  **payloads = palloc(sizeof(char *) * Max(count, 1));
 	WlSpi		spi;
 
-	foreach(lc, records)
+	for (int i = 0; i < count; i++)
 	{
-		WlXactTenant *rec = (WlXactTenant *) lfirst(lc);
-		char	   *p = payload(rec->events);
+		char	   *p = payload(counts[i]);
 
 		if (p == NULL)
 			continue;
-		tenants[n] = rec->tenant;
+		tenants[n] = tenants_in[i];
 		payloads[n++] = p;
 	}
 	if (n == 0 || !channels_exist())
@@ -321,41 +288,12 @@ wl_notify_at_commit(List *records)
  * With preloading: the sweeper sends
  * ----------
  */
-void
-wl_notify_wake_sweeper(void)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	int			procno = -1;
-
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, MyDatabaseId);
-	if (slot)
-	{
-		slot->notify_pending = true;
-		procno = slot->pgprocno;
-	}
-	LWLockRelease(&shared->lock);
-	if (procno >= 0)
-		SetLatch(&GetPGProcByNumber(procno)->procLatch);
-}
-
 long
-wl_notify_due(void)
+wl_channel_due(void)
 {
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	bool		pending = false;
 	TimestampTz now;
 
-	if (!wl_preloaded)
-		return -1;
-	LWLockAcquire(&shared->lock, LW_SHARED);
-	slot = wl_slot_find(shared, MyDatabaseId);
-	if (slot)
-		pending = slot->notify_pending;
-	LWLockRelease(&shared->lock);
-	if (!pending)
+	if (!wl_shm_preloaded() || !wl_shm_notify_pending(MyDatabaseId))
 		return -1;
 	now = GetCurrentTimestamp();
 	if (now < send_retry_at)
@@ -365,93 +303,14 @@ wl_notify_due(void)
 	return SEND_GAP_MS - (long) ((now - last_send) / 1000);
 }
 
-/* What one send takes for a tenant: its counts, and their payload. */
-typedef struct Pending
-{
-	char	   *tenant;
-	uint32		counts[WL_CHANGE__N];
-	char	   *payload;
-} Pending;
-
-/*
- * Take the queued entries of this database off the list and their counts
- * out of them.  Returns how many have counts (*out, palloc'd).
- */
-static pg_noinline int
-take_pending(Pending **out)
-{
-	WlShared   *shared = wl_shared_attach();
-	WlSweeperSlot *slot;
-	WlTenantEntry *mine = NULL;
-	WlTenantEntry **link;
-	int			n = 0;
-	int			size = 16;
-	Pending    *pending;
-
-	/* cleared first: whatever is queued from now on sets it again */
-	LWLockAcquire(&shared->lock, LW_EXCLUSIVE);
-	slot = wl_slot_find(shared, MyDatabaseId);
-	if (slot)
-		slot->notify_pending = false;
-	LWLockRelease(&shared->lock);
-
-	LWLockAcquire(&shared->tenants_lock, LW_EXCLUSIVE);
-	link = &shared->dirty_head;
-	while (*link != NULL)
-	{
-		WlTenantEntry *e = *link;
-
-		if (e->key.database == MyDatabaseId)
-		{
-			*link = e->next_dirty;
-			e->next_dirty = mine;
-			mine = e;
-		}
-		else
-			link = &e->next_dirty;
-	}
-	LWLockRelease(&shared->tenants_lock);
-
-	pending = palloc(sizeof(Pending) * size);
-	for (WlTenantEntry *e = mine; e != NULL;)
-	{
-		WlTenantEntry *next = e->next_dirty;
-		Pending    *p = &pending[n];
-
-		e->next_dirty = NULL;
-		pg_atomic_write_u32(&e->queued, 0);
-		pg_memory_barrier();
-		for (int i = 0; i < WL_CHANGE__N; i++)
-			p->counts[i] = pg_atomic_exchange_u32(&e->events[i], 0);
-		p->payload = payload(p->counts);
-		if (p->payload != NULL)
-		{
-			p->tenant = pstrdup(e->key.tenant);
-			if (++n == size)
-			{
-				size *= 2;
-				pending = repalloc(pending, sizeof(Pending) * size);
-			}
-		}
-		e = next;
-	}
-	*out = pending;
-	return n;
-}
-
 /* Give counts that were not sent back to their tenant's entry. */
 static void
-put_back(const Pending *p)
+put_back(const WlPendingEvents *p)
 {
-	WlTenantEntry *entry = wl_tenant_entry(MyDatabaseId, p->tenant, false);
+	WlTenantEntry *entry = wl_shm_tenant(MyDatabaseId, p->tenant, false);
 
-	if (entry == NULL)
-		return;
-	for (int i = 0; i < WL_CHANGE__N; i++)
-		if (p->counts[i] != 0)
-			pg_atomic_fetch_add_u32(&entry->events[i], p->counts[i]);
-	if (wl_tenant_queue(entry))
-		wl_notify_wake_sweeper();
+	if (entry != NULL && wl_shm_tenant_add(entry, NULL, p->events))
+		wl_shm_notify_wake(MyDatabaseId);
 }
 
 /*
@@ -466,17 +325,17 @@ put_back(const Pending *p)
  * notification never loses work.
  */
 void
-wl_notify_send(void)
+wl_channel_send(void)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	Pending    *pending;
+	WlPendingEvents *pending;
 	int			taken;
 	volatile bool committed = false;
 	volatile bool retry = false;
 	bool	   *sent;
 
 	last_send = GetCurrentTimestamp();
-	taken = take_pending(&pending);
+	taken = wl_shm_take_events(MyDatabaseId, &pending);
 	if (taken == 0)
 		return;
 	sent = palloc0(sizeof(bool) * taken);
@@ -490,15 +349,12 @@ wl_notify_send(void)
 		for (int i = 0; i < taken; i++)
 		{
 			tenants[i] = pending[i].tenant;
-			payloads[i] = pending[i].payload;
+			payloads[i] = payload(pending[i].events);
 		}
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
+		wl_worker_xact_begin("worklist sweeper: notifying");
 		(void) set_config_option("lock_timeout", SEND_LOCK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, 0, false);
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "worklist sweeper: notifying");
 		if (channels_exist())
 		{
 			wl_spi_begin(&spi);
@@ -511,10 +367,8 @@ wl_notify_send(void)
 			for (int i = 0; i < taken; i++)
 				sent[i] = true;
 		}
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		wl_worker_xact_end();
 		committed = true;
-		pgstat_report_activity(STATE_IDLE, NULL);
 	}
 	PG_CATCH();
 	{

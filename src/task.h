@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ *
+ * task.h
+ *	  The task family: the verbs that change tasks (task.c), the listings
+ *	  (task_list.c) and the task parts of the sweep (task_sweep.c), and the
+ *	  pieces of SQL their statements share.
+ *
+ * Every change of a task, by a verb or by the sweep, is recorded through
+ * wl_task_changed() once it is made: that is where whatever a change of a
+ * task must leave behind besides its row is added.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WORKLIST_TASK_H
+#define WORKLIST_TASK_H
+
+#include "worklist.h"
+
+/*
+ * Pieces of SQL shared by the statements.  The partial indexes of
+ * sql/parts/10_task.sql repeat CLAIMABLE, PENDING and OPEN_OR_CLAIMED word
+ * for word: the planner uses a partial index only when the query's
+ * condition matches its predicate.
+ */
+#define EQ " OPERATOR(pg_catalog.=) "
+#define STATE(s) "'" s "'::worklist.task_state"
+
+/* The row of (tenant $1, id $2). */
+#define KEY(a) a ".tenant" EQ "$1 AND " a ".id" EQ "$2"
+
+/*
+ * " WHERE" the row of the key, and only if cond holds for it.  cond is
+ * written as one test of truth, which no index can serve and from which
+ * no partial index's predicate follows: the primary key is then the one
+ * way to the row, whatever the planner believed of the table's size when
+ * it planned.  With cond written plainly the planner could read a partial
+ * index whose predicate cond implies, with the id as a later key column:
+ * task_pending_case (all the tenant's pending tasks) for plans made on
+ * empty tables, and task_held (every task the holder settled, until
+ * VACUUM removes the entries) for complete and release on full ones --
+ * a lookup that walked a tenant's queue or a holder's recent history.
+ */
+#define BY_KEY(a, cond) " WHERE " KEY(a) " AND (" cond ") IS TRUE"
+
+#define PENDING(a) \
+	a ".state" EQ "ANY ('{open,claimed,escalated}'::worklist.task_state[])"
+#define OPEN_OR_CLAIMED(a) \
+	a ".state" EQ "ANY ('{open,claimed}'::worklist.task_state[])"
+/* What queue lists and claim and claim_next may take. */
+#define CLAIMABLE(a) \
+	"(" a ".state" EQ STATE("open") \
+	" OR (" a ".state" EQ STATE("escalated") " AND " a ".holder IS NULL))"
+/* roles r meet the audience: roles, widened by escalation_roles once escalated */
+#define AUDIENCE(a, r) \
+	"(" a ".roles OPERATOR(pg_catalog.&&) " r \
+	" OR (" a ".state" EQ STATE("escalated") \
+	" AND " a ".escalation_roles OPERATOR(pg_catalog.&&) " r "))"
+#define NOT_EXCLUDED(a, actor) "NOT (" actor EQ "ANY (" a ".excluded))"
+/* Queue order. */
+#define QUEUE_ORDER(a) \
+	" ORDER BY " a ".priority DESC, " a ".created_at, " a ".id"
+/*
+ * The same order as a key that ascends, as task_claimable stores it (see
+ * hint.c): what claim_next and queue read the claimable rows by, from a
+ * starting key (NEG_PRIORITY, created_at, id) >= (p, c, i) on.
+ */
+#define NEG_PRIORITY(a) "(OPERATOR(pg_catalog.-) " a ".priority::pg_catalog.int8)"
+#define QUEUE_KEY(a) NEG_PRIORITY(a) ", " a ".created_at, " a ".id"
+#define FROM_KEY(a, p, c, i) \
+	"ROW(" QUEUE_KEY(a) ") OPERATOR(pg_catalog.>=) ROW(" p ", " c ", " i ")"
+/* Taking a claim: an open task becomes claimed, an escalated one stays. */
+#define SET_CLAIM(actor) \
+	" SET holder = " actor ", claimed_at = pg_catalog.now()," \
+	" claim_expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) t.claim_timeout," \
+	" state = CASE WHEN t.state" EQ STATE("open") \
+	" THEN " STATE("claimed") " ELSE t.state END"
+/* Giving a claim back: an open task becomes open again, an escalated one stays. */
+#define SET_UNCLAIM \
+	" SET holder = NULL, claimed_at = NULL, claim_expires_at = NULL," \
+	" state = CASE WHEN t.state" EQ STATE("claimed") \
+	" THEN " STATE("open") " ELSE t.state END"
+
+/* A task of the tenant changed (opened, claimed, settled, purged, ...). */
+extern void wl_task_changed(text *tenant, WlChange change);
+
+#endif							/* WORKLIST_TASK_H */

@@ -1,0 +1,225 @@
+/*-------------------------------------------------------------------------
+ *
+ * task_list.c
+ *	  The reads of tasks: one task, the queue, a case's tasks, a holder's
+ *	  inbox, the pending count and the overdue tasks (doc/reference.md,
+ *	  section 4).
+ *
+ * Each reads a partial index on pending rows (or the task's key), with a
+ * generic plan, in the snapshot of the caller's statement.  queue starts
+ * where claim_next does, at the tenant's hint (hint.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "hint.h"
+#include "task.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(wl_task);
+PG_FUNCTION_INFO_V1(wl_queue);
+PG_FUNCTION_INFO_V1(wl_for_case);
+PG_FUNCTION_INFO_V1(wl_held);
+PG_FUNCTION_INFO_V1(wl_open_count);
+PG_FUNCTION_INFO_V1(wl_overdue);
+
+/* worklist.task(id) RETURNS task: one task, or NULL */
+Datum
+wl_task(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT t FROM worklist.task t WHERE " KEY("t"),
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.get"
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	Datum		values[2];
+	Datum		row = (Datum) 0;
+	bool		isnull = true;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	wl_spi_begin(&spi);
+	if (wl_exec(&stmt, values, NULL, true, 0) == 1)
+		row = wl_result_datum(0, 1, &isnull);
+	wl_spi_end(&spi);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(row);
+}
+
+/* worklist.queue(roles, lim, actor) RETURNS SETOF task */
+Datum
+wl_queue(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND " CLAIMABLE("t")
+		" AND " FROM_KEY("t", "$5", "$6", "$7")
+		" AND " AUDIENCE("t", "$2")
+		" AND ($3 IS NULL OR " NOT_EXCLUDED("t", "$3") ")"
+		" ORDER BY " QUEUE_KEY("t") " LIMIT $4",
+		7, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, TIMESTAMPTZOID, TEXTOID},
+		.generic = true, .name = "task.queue"
+	};
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ROLES(0, "roles")));
+	ArrayType  *roles = wl_arg_idents(fcinfo, 0, "roles", true);
+	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
+	text	   *actor = wl_arg_ident_opt(fcinfo, 2, "actor");
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	WlQueueKey	hint;
+	uint64		version;
+	uint64		raises;
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	/* an empty roles array meets no audience */
+	if (ArrayGetNItems(ARR_NDIM(roles), ARR_DIMS(roles)) == 0)
+		return (Datum) 0;
+
+	/*
+	 * Nothing before the hint is claimable -- in a snapshot as recent as
+	 * READ COMMITTED takes; an older transaction snapshot reads from the
+	 * head.
+	 */
+	if (IsolationUsesXactSnapshot() ||
+		!wl_hint_read(text_to_cstring(tenant), &hint, &version, &raises, NULL))
+		hint = wl_queue_key_min;
+	values[4] = Int64GetDatum(hint.neg_priority);
+	values[5] = TimestampTzGetDatum(hint.created_at);
+	values[6] = CStringGetTextDatum(hint.id);
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(roles);
+	values[2] = PointerGetDatum(actor);
+	if (actor == NULL)
+		nulls[2] = 'n';
+	values[3] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, nulls, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/* worklist.for_case(case_id) RETURNS SETOF task */
+Datum
+wl_for_case(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " PENDING("t")
+		QUEUE_ORDER("t"),
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.for_case"
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *case_id = wl_arg_ident(fcinfo, 0, "case_id");
+	Datum		values[2];
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(case_id);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec_to_srf(&stmt, values, NULL, fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/*
+ * worklist.held(actor, lim) RETURNS SETOF task
+ *
+ * The pending tasks actor holds, oldest claim first, then by id: a
+ * person's inbox of claimed work.  A read: any actor may be named.
+ */
+Datum
+wl_held(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND t.holder" EQ "$2 AND " PENDING("t")
+		" ORDER BY t.claimed_at, t.id LIMIT $3",
+		3, {TEXTOID, TEXTOID, INT4OID},
+		.generic = true, .name = "task.held"
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
+	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
+	Datum		values[3];
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(actor);
+	values[2] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/* worklist.open_count() RETURNS bigint */
+Datum
+wl_open_count(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT pg_catalog.count(*) FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND " PENDING("t"),
+		1, {TEXTOID},
+		.generic = true, .name = "task.open_count"
+	};
+	text	   *tenant = wl_tenant_enter();
+	Datum		values[1];
+	Datum		n;
+	bool		isnull;
+	WlSpi		spi;
+
+	values[0] = PointerGetDatum(tenant);
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	n = wl_result_datum(0, 1, &isnull);
+	wl_spi_end(&spi);
+	PG_RETURN_DATUM(n);
+}
+
+/* worklist.overdue(now, lim) RETURNS SETOF task */
+Datum
+wl_overdue(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
+		" AND t.due_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY t.due_at, t.id LIMIT $3",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "task.overdue"
+	};
+	text	   *tenant = wl_tenant_enter();
+	TimestampTz now = wl_arg_time(fcinfo, 0, "now");
+	int32		lim = wl_arg_limit(fcinfo, 1, 100, WL_LIMIT_MAX);
+	Datum		values[3];
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}

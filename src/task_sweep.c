@@ -1,0 +1,206 @@
+/*-------------------------------------------------------------------------
+ *
+ * task_sweep.c
+ *	  The task parts of the sweep: expiry policies of overdue tasks, claims
+ *	  held past their timeout (doc/reference.md, section 4), and the purge
+ *	  of settled tasks by the tenant's retention policy (retention.c).
+ *
+ * Each part picks up to lim rows of one tenant FOR NO KEY UPDATE SKIP
+ * LOCKED in one statement, then changes them one by one, each found by its
+ * whole key and nothing else, and records each change (wl_task_changed).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "hint.h"
+#include "sweep.h"
+#include "task.h"
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+/*
+ * The expiry part of the sweep (declared in sweep.h; called by sweep.c
+ * with SPI begun, for the sweep verb and for every tenant by the sweeper).
+ *
+ * Applies the expiry policy to up to lim of the tenant's overdue tasks
+ * (open or claimed, due_at <= now), earliest due first: deny and proceed
+ * settle the task as expired with decision {"policy": ...}, decided_by
+ * NULL and settled_at = now; escalate does what escalate() does.  Rows are
+ * picked FOR NO KEY UPDATE SKIP LOCKED, so a row a reviewer has locked is
+ * skipped this tick -- never waited for -- and the limit counts only rows
+ * actually taken, so skipped rows never stop the rows behind them from
+ * being reached.  A task whose reviewer's complete committed first no
+ * longer qualifies when its lock is taken, and is left alone.
+ *
+ * The rows picked are then changed one by one, each found by its whole
+ * key and nothing else.  The lock holds each as the pick judged it (a row
+ * changed before it was locked is judged again under the lock), and the
+ * primary key is the only index that can serve a statement that names the
+ * key alone, whatever the planner believed of the table's size when it
+ * planned.  (A single UPDATE of "the ids in this array" was planned, on
+ * tables the planner knew as empty, as a walk of the tenant's whole
+ * pending index that filters the ids: one batch of the sweep then read
+ * every pending task of the tenant.)
+ */
+void
+wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
+{
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("d")
+		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.due_at, d.id LIMIT $3"
+		" FOR NO KEY UPDATE OF d SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "task.sweep.expiries.pick"
+	};
+#define ESCALATES "t.expiry_policy" EQ "'escalate'::worklist.expiry_policy"
+	static WlStmt apply WL_KEPT = {
+		"UPDATE worklist.task t SET"
+		" state = CASE WHEN " ESCALATES " THEN " STATE("escalated")
+		" ELSE " STATE("expired") " END,"
+		" holder = CASE WHEN " ESCALATES " THEN NULL ELSE t.holder END,"
+		" claimed_at = CASE WHEN " ESCALATES " THEN NULL ELSE t.claimed_at END,"
+		" claim_expires_at = NULL,"
+		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $3 END,"
+		" decided_by = CASE WHEN " ESCALATES " THEN t.decided_by ELSE NULL END,"
+		" decision = CASE WHEN " ESCALATES " THEN t.decision"
+		" ELSE pg_catalog.jsonb_build_object('policy', t.expiry_policy::pg_catalog.text) END"
+		" WHERE " KEY("t")
+		" RETURNING t.expiry_policy::pg_catalog.text, t.priority, t.created_at",
+		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID},
+		.generic = true, .name = "task.sweep.expiries.apply"
+	};
+#undef ESCALATES
+	Datum		values[3];
+	uint64		n;
+	char	  **ids;
+	char	   *tenant_c = text_to_cstring(tenant);
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(lim);
+
+	wl_hint_took();
+	n = wl_exec(&pick, values, NULL, false, 0);
+	ids = wl_result_column(n, 1);
+	values[2] = TimestampTzGetDatum(now);
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *policy;
+
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(ids[i]);
+		if (wl_exec(&apply, values, NULL, false, 1) != 1)
+			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
+		policy = wl_result_cstring(0, 1);
+		if (strcmp(policy, "escalate") == 0)
+		{
+			bool		isnull;
+
+			wl_hint_claimable(tenant_c,
+							  DatumGetInt32(wl_result_datum(0, 2, &isnull)),
+							  DatumGetTimestampTz(wl_result_datum(0, 3, &isnull)));
+			result->escalated++;
+			wl_task_changed(tenant, WL_CHANGE_TASK_ESCALATED);
+		}
+		else
+		{
+			if (strcmp(policy, "deny") == 0)
+				result->denied++;
+			else
+				result->proceeded++;
+			wl_task_changed(tenant, WL_CHANGE_TASK_EXPIRED);
+		}
+		pfree(policy);
+	}
+}
+
+/*
+ * The claim-timeout part of the sweep (declared in sweep.h).
+ *
+ * Releases up to lim claims of the tenant held past their claim_timeout
+ * (claim_expires_at, set when the claim was taken to claimed_at +
+ * claim_timeout, at or before now), earliest first, as release() would:
+ * holder and claimed_at cleared, claimed back to open, escalated stays
+ * escalated.  Rows are picked FOR NO KEY UPDATE SKIP LOCKED: a row a
+ * reviewer is completing is skipped, and whichever of the two commits
+ * first wins (the other finds the task no longer held as it expected).
+ * Picked rows are changed one by one by their key, as in wl_task_sweep.
+ */
+void
+wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
+					   WlSweepResult *result)
+{
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
+		" FOR NO KEY UPDATE OF d SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "task.sweep.claim_timeouts.pick"
+	};
+	static WlStmt apply WL_KEPT = {
+		"UPDATE worklist.task t" SET_UNCLAIM
+		" WHERE " KEY("t")
+		" RETURNING t.priority, t.created_at",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.sweep.claim_timeouts.apply"
+	};
+	Datum		values[3];
+	uint64		n;
+	char	  **ids;
+	char	   *tenant_c = text_to_cstring(tenant);
+
+	values[0] = PointerGetDatum(tenant);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(lim);
+
+	n = wl_exec(&pick, values, NULL, false, 0);
+	ids = wl_result_column(n, 1);
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		values[1] = CStringGetTextDatum(ids[i]);
+		if (wl_exec(&apply, values, NULL, false, 1) != 1)
+			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
+		wl_hint_claimable(tenant_c,
+						  DatumGetInt32(wl_result_datum(0, 1, &isnull)),
+						  DatumGetTimestampTz(wl_result_datum(0, 2, &isnull)));
+		result->claims_released++;
+		wl_task_changed(tenant, WL_CHANGE_TASK_RELEASED);
+	}
+}
+
+/*
+ * The purge of settled tasks (declared in sweep.h; run by retention.c):
+ * up to lim of the tenant's tasks settled at or before before, oldest
+ * first.  Returns how many went.
+ */
+uint64
+wl_task_purge(text *tenant, TimestampTz before, int32 lim)
+{
+	static WlStmt pick WL_KEPT = {
+		"SELECT d.id FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1"
+		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
+		"   AND d.settled_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.settled_at LIMIT $3"
+		" FOR UPDATE OF d SKIP LOCKED",
+		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
+		.generic = true, .name = "retention.purge.tasks.pick"
+	};
+	static WlStmt purge WL_KEPT = {
+		"DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "retention.purge.tasks.delete"
+	};
+	uint64		n = wl_purge_by_id(&pick, &purge, tenant, before, lim);
+
+	for (uint64 i = 0; i < n; i++)
+		wl_task_changed(tenant, WL_CHANGE_TASK_PURGED);
+	return n;
+}
