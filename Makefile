@@ -41,6 +41,7 @@ OBJS = \
 	src/stats.o \
 	src/metrics.o \
 	src/change.o \
+	src/settle.o \
 	src/hint.o \
 	src/shmem.o \
 	src/channel.o

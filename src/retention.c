@@ -310,6 +310,11 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 		{"DELETE FROM worklist.run_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_claim"},
 		{"DELETE FROM worklist.run WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run"},
 	};
+	/* the tables 0.4 added: their rows go too (none on a 0.3 schema) */
+	static WlStmt stmts04[] WL_KEPT = {
+		{"DELETE FROM worklist.task_log WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.task_log"},
+		{"DELETE FROM worklist.run_park_task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_park_task"},
+	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	WlSpi		spi;
 	Datum		values[1];
@@ -327,6 +332,8 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 	{
 		for (int i = 0; i < lengthof(stmts); i++)
 			total += (int64) wl_exec(&stmts[i], values, NULL, false, 0);
+		for (int i = 0; wl_schema_current() && i < lengthof(stmts04); i++)
+			total += (int64) wl_exec(&stmts04[i], values, NULL, false, 0);
 	}
 	PG_FINALLY();
 	{

@@ -187,6 +187,7 @@ set_local(const char *name, const char *value)
  */
 static int	spi_depth = 0;
 static int	spi_depth_level = 0;
+static Oid	calling_role = InvalidOid;	/* who called the outermost verb */
 static bool spi_callbacks_registered = false;
 
 static void
@@ -213,6 +214,12 @@ wl_in_verb(void)
 	return spi_depth > 0;
 }
 
+Oid
+wl_calling_role(void)
+{
+	return spi_depth > 0 ? calling_role : GetUserId();
+}
+
 void
 wl_spi_begin(WlSpi *spi)
 {
@@ -237,7 +244,10 @@ wl_spi_begin(WlSpi *spi)
 		spi_callbacks_registered = true;
 	}
 	if (spi_depth++ == 0)
+	{
 		spi_depth_level = GetCurrentTransactionNestLevel();
+		calling_role = spi->save_userid;
+	}
 	spi->active = true;
 }
 

@@ -47,6 +47,9 @@
  * change: what a transaction changed, recorded beneath every verb (what
  * the verbs of two concepts both need done when something changes -- runs
  * parked on tasks, say -- belongs here, so that no concept calls another)
+ *	  settle.c		what every change of a task leaves beside its row: its
+ *					history, and for a settlement the parks of runs that
+ *					await it (4, 6)
  *	  change.c		per tenant: the counts notifications carry, and the
  *					counters of stats() (9)
  *	  hint.c		where claim_next starts, and what lowers it (4)

@@ -292,6 +292,12 @@ typedef struct WlSpi
 extern void wl_spi_begin(WlSpi *spi);
 /* Is this backend running a verb's statements (between the two)? */
 extern bool wl_in_verb(void);
+/*
+ * The role that called the verb running (current_user when it began, as
+ * opposed to the extension's owner it runs its statements as); outside a
+ * verb, the current role.
+ */
+extern Oid	wl_calling_role(void);
 /* Undo wl_spi_begin.  On error, transaction abort undoes it instead. */
 extern void wl_spi_end(WlSpi *spi);
 /* Run a kept statement; returns SPI_processed.  Errors on SPI failure. */
@@ -395,6 +401,9 @@ extern bool wl_schema_current(void);
 	X(TASK_EXPIRED, "task", "expired") \
 	X(TASK_ESCALATED, "task", "escalated") \
 	X(TASK_WITHDRAWN, "task", "withdrawn") \
+	X(TASK_HANDED_OVER, "task", "handed_over") \
+	X(TASK_UPDATED, "task", "updated") \
+	X(TASK_NOTED, "task", "noted") \
 	X(TASK_PURGED, "task", "purged") \
 	X(TICKET_OPENED, "ticket", "opened") \
 	X(TICKET_REPORTED, "ticket", "reported") \
@@ -407,6 +416,9 @@ extern bool wl_schema_current(void);
 	X(RUN_PRUNED, "run", "pruned") \
 	X(RUN_CLAIMED, "run", "claimed") \
 	X(RUN_RELEASED, "run", "released") \
+	X(RUN_PARKED, "run", "parked") \
+	X(RUN_RESUMED, "run", "resumed") \
+	X(RUN_CONCLUDED, "run", "concluded") \
 	X(RUN_PURGED, "run", "purged")
 
 typedef enum WlChange
