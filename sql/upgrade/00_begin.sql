@@ -21,7 +21,9 @@
 -- them back to the new objects (a REVOKE EXECUTE stays in force).
 DO $replaced$
 DECLARE
-	replaced CONSTANT text[] := ARRAY[]::text[];
+	replaced CONSTANT text[] := ARRAY[
+		'function worklist.claim_next(text, text[])'
+	]::text[];
 	item text;
 	kind text;
 	ident text;
