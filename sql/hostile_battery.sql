@@ -99,7 +99,9 @@ INSERT INTO hb_baseline VALUES
 	('claimed', 'NULL'), ('cursor', 'NULL'),
 	('tenant', $$'hostile_bound'$$), ('role', $$'hostile_bound'$$),
 	('kind', $$'member'$$), ('claim_timeout', $$'1 hour'$$),
-	('tasks', $$'1 day'$$), ('tickets', $$'1 day'$$), ('runs', $$'1 day'$$);
+	('tasks', $$'1 day'$$), ('tickets', $$'1 day'$$), ('runs', $$'1 day'$$),
+	('metadata', $$'{"source": "loop"}'$$), ('parent_checkpoint_id', $$'hb_c0'$$),
+	('concluded', 'NULL');
 UPDATE hb_baseline SET expr = quote_literal(expr) WHERE expr LIKE '{%';
 
 -- ------------------------------------------------------------------

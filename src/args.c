@@ -248,6 +248,14 @@ wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname)
 	return d;
 }
 
+Datum
+wl_arg_metadata(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		return DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
+	return wl_arg_document(fcinfo, argno, argname);
+}
+
 /* ----------
  * Instants and intervals
  * ----------

@@ -129,9 +129,69 @@ static WlStmt lock_run_stmt WL_KEPT = {
 	"   ORDER BY c.created_at DESC, c.checkpoint_id DESC LIMIT 1)"
 
 /*
+ * The statement of write_checkpoint: write the checkpoint and bring the
+ * summary up to date.  The run row is locked, so this statement's snapshot
+ * holds every other checkpoint of the run; the new newest / parked
+ * checkpoint is either $5 or the newest other one.  On a 0.4 schema it
+ * also stores $14 metadata and $15 parent_checkpoint_id, clears the tasks
+ * of a park this checkpoint was before (a write_checkpoint park awaits no
+ * task), and marks the run queued (see claim_next_run).
+ */
+#define WRITE_SQL(cols, vals, sets, runsets) \
+	"WITH prior AS (" \
+	"  SELECT true FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5)," \
+	" put AS (" \
+	"  INSERT INTO worklist.run_checkpoint AS c" \
+	"   (tenant, project, session, run, checkpoint_id, created_at, body," \
+	"    park_request, parked_at, park_deadline, park_resolved_at" cols ")" \
+	"  VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $12, $13" vals ")" \
+	"  ON CONFLICT (tenant, project, session, run, checkpoint_id) DO UPDATE" \
+	"   SET created_at = EXCLUDED.created_at, body = EXCLUDED.body," \
+	"       park_request = EXCLUDED.park_request, parked_at = EXCLUDED.parked_at," \
+	"       park_deadline = EXCLUDED.park_deadline," \
+	"       park_resolved_at = EXCLUDED.park_resolved_at" sets ")," \
+	OTHER_CTES "," \
+	" pick AS (" \
+	"  SELECT o.checkpoint_id AS o_id, o.created_at AS o_at," \
+	"         (o.checkpoint_id IS NULL" \
+	"          OR $6 OPERATOR(pg_catalog.>) o.created_at" \
+	"          OR ($6 OPERATOR(pg_catalog.=) o.created_at" \
+	"              AND $5 OPERATOR(pg_catalog.>) o.checkpoint_id)) AS new_latest," \
+	"         p.checkpoint_id AS p_id, p.park_request AS p_request," \
+	"         p.parked_at AS p_parked, p.park_deadline AS p_deadline," \
+	"         p.park_resolved_at AS p_resolved," \
+	"         ($10 IS NOT NULL" \
+	"          AND (p.checkpoint_id IS NULL" \
+	"               OR $6 OPERATOR(pg_catalog.>) p.created_at" \
+	"               OR ($6 OPERATOR(pg_catalog.=) p.created_at" \
+	"                   AND $5 OPERATOR(pg_catalog.>) p.checkpoint_id))) AS new_park" \
+	"    FROM (SELECT) one LEFT JOIN other o ON true LEFT JOIN other_park p ON true)" \
+	" UPDATE worklist.run r SET" \
+	"  parent_run = COALESCE(r.parent_run, $8)," \
+	"  run_created_at = COALESCE(r.run_created_at, $9)," \
+	"  listed = true," runsets \
+	"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.+)" \
+	"    CASE WHEN EXISTS (SELECT FROM prior) THEN 0 ELSE 1 END," \
+	"  latest_checkpoint_id = CASE WHEN k.new_latest THEN $5 ELSE k.o_id END," \
+	"  latest_checkpoint_at = CASE WHEN k.new_latest THEN $6 ELSE k.o_at END," \
+	"  park_checkpoint_id = CASE WHEN k.new_park THEN $5 ELSE k.p_id END," \
+	"  park_request = CASE WHEN k.new_park THEN $10 ELSE k.p_request END," \
+	"  parked_at = CASE WHEN k.new_park THEN $11 ELSE k.p_parked END," \
+	"  park_deadline = CASE WHEN k.new_park THEN $12 ELSE k.p_deadline END," \
+	"  park_resolved_at = CASE WHEN k.new_park THEN $13 ELSE k.p_resolved END" \
+	" FROM pick k WHERE" RUN_KEY("r")
+#define WRITE_COLS_04 ", metadata, parent_checkpoint_id"
+#define WRITE_VALUES_04 ", $14, $15"
+#define WRITE_SETS_04 ", park_tasks = NULL, metadata = EXCLUDED.metadata," \
+	" parent_checkpoint_id = EXCLUDED.parent_checkpoint_id"
+#define WRITE_RUN_04 " queued = true,"
+
+/*
  * worklist.write_checkpoint(project, session, run, checkpoint_id, body,
  *		fence, parent_run, created_at, run_created_at, park_request,
- *		parked_at, park_deadline, park_resolved_at) RETURNS void
+ *		parked_at, park_deadline, park_resolved_at, metadata,
+ *		parent_checkpoint_id) RETURNS void
  */
 Datum
 wl_write_checkpoint(PG_FUNCTION_ARGS)
@@ -175,52 +235,11 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	 * newest other one.
 	 */
 	static WlStmt write_stmt WL_KEPT = {
-		"WITH prior AS ("
-		"  SELECT true FROM worklist.run_checkpoint c"
-		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5),"
-		" put AS ("
-		"  INSERT INTO worklist.run_checkpoint AS c"
-		"   (tenant, project, session, run, checkpoint_id, created_at, body,"
-		"    park_request, parked_at, park_deadline, park_resolved_at)"
-		"  VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $12, $13)"
-		"  ON CONFLICT (tenant, project, session, run, checkpoint_id) DO UPDATE"
-		"   SET created_at = EXCLUDED.created_at, body = EXCLUDED.body,"
-		"       park_request = EXCLUDED.park_request, parked_at = EXCLUDED.parked_at,"
-		"       park_deadline = EXCLUDED.park_deadline,"
-		"       park_resolved_at = EXCLUDED.park_resolved_at),"
-		OTHER_CTES ","
-		" pick AS ("
-		"  SELECT o.checkpoint_id AS o_id, o.created_at AS o_at,"
-		"         (o.checkpoint_id IS NULL"
-		"          OR $6 OPERATOR(pg_catalog.>) o.created_at"
-		"          OR ($6 OPERATOR(pg_catalog.=) o.created_at"
-		"              AND $5 OPERATOR(pg_catalog.>) o.checkpoint_id)) AS new_latest,"
-		"         p.checkpoint_id AS p_id, p.park_request AS p_request,"
-		"         p.parked_at AS p_parked, p.park_deadline AS p_deadline,"
-		"         p.park_resolved_at AS p_resolved,"
-		"         ($10 IS NOT NULL"
-		"          AND (p.checkpoint_id IS NULL"
-		"               OR $6 OPERATOR(pg_catalog.>) p.created_at"
-		"               OR ($6 OPERATOR(pg_catalog.=) p.created_at"
-		"                   AND $5 OPERATOR(pg_catalog.>) p.checkpoint_id))) AS new_park"
-		"    FROM (SELECT) one LEFT JOIN other o ON true LEFT JOIN other_park p ON true)"
-		" UPDATE worklist.run r SET"
-		"  parent_run = COALESCE(r.parent_run, $8),"
-		"  run_created_at = COALESCE(r.run_created_at, $9),"
-		"  listed = true,"
-		"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.+)"
-		"    CASE WHEN EXISTS (SELECT FROM prior) THEN 0 ELSE 1 END,"
-		"  latest_checkpoint_id = CASE WHEN k.new_latest THEN $5 ELSE k.o_id END,"
-		"  latest_checkpoint_at = CASE WHEN k.new_latest THEN $6 ELSE k.o_at END,"
-		"  park_checkpoint_id = CASE WHEN k.new_park THEN $5 ELSE k.p_id END,"
-		"  park_request = CASE WHEN k.new_park THEN $10 ELSE k.p_request END,"
-		"  parked_at = CASE WHEN k.new_park THEN $11 ELSE k.p_parked END,"
-		"  park_deadline = CASE WHEN k.new_park THEN $12 ELSE k.p_deadline END,"
-		"  park_resolved_at = CASE WHEN k.new_park THEN $13 ELSE k.p_resolved END"
-		" FROM pick k WHERE" RUN_KEY("r"),
-		13, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+		WRITE_SQL(WRITE_COLS_04, WRITE_VALUES_04, WRITE_SETS_04, WRITE_RUN_04),
+		15, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
 			JSONBOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, TIMESTAMPTZOID}, .name = "run.write.checkpoint"
+		TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, TEXTOID}, .name = "run.write.checkpoint",
+		.sql03 = WRITE_SQL("", "", "", "")
 	};
 	RunAddress addr;
 	text	   *checkpoint_id;
@@ -230,9 +249,11 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	text	   *parent_run;
 	TimestampTz created_at;
 	text	   *park_request;
+	Datum		metadata = (Datum) 0;
+	text	   *parent_checkpoint_id = NULL;
 	WlSpi		spi;
-	Datum		values[13];
-	char		nulls[13];
+	Datum		values[15];
+	char		nulls[15];
 
 	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
@@ -243,6 +264,12 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	parent_run = wl_arg_ident_opt(fcinfo, 6, "parent_run");
 	created_at = wl_arg_time(fcinfo, 7, "created_at");
 	park_request = wl_arg_ident_opt(fcinfo, 9, "park_request");
+	/* the 0.3 function has neither */
+	if (PG_NARGS() > 13)
+	{
+		metadata = wl_arg_metadata(fcinfo, 13, "metadata");
+		parent_checkpoint_id = wl_arg_ident_opt(fcinfo, 14, "parent_checkpoint_id");
+	}
 
 	memset(nulls, ' ', sizeof(nulls));
 	address_values(&addr, values);
@@ -294,6 +321,10 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		values[i] = PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
+	values[13] = metadata;
+	nulls[13] = metadata ? ' ' : 'n';
+	values[14] = PointerGetDatum(parent_checkpoint_id);
+	nulls[14] = parent_checkpoint_id ? ' ' : 'n';
 	if (wl_exec(&write_stmt, values, nulls, false, 0) != 1)
 		elog(ERROR, "run row vanished while locked");
 
@@ -302,16 +333,22 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* The checkpoint row type, with parent_run and run_created_at of the run. */
-#define CHECKPOINT_ROW \
+/*
+ * The checkpoint row type, with parent_run and run_created_at of the run:
+ * CHECKPOINT_ROW for this version's schema, CHECKPOINT_ROW_03 for 0.3's.
+ */
+#define CHECKPOINT_ROW_OF(more) \
 	"ROW(c.project, c.session, c.run, r.parent_run, c.checkpoint_id," \
 	" c.created_at, r.run_created_at, c.body, c.park_request, c.parked_at," \
-	" c.park_deadline, c.park_resolved_at)::worklist.checkpoint" \
+	" c.park_deadline, c.park_resolved_at" more ")::worklist.checkpoint" \
 	" FROM worklist.run_checkpoint c" \
 	" LEFT JOIN worklist.run r ON r.tenant OPERATOR(pg_catalog.=) c.tenant" \
 	"  AND r.project OPERATOR(pg_catalog.=) c.project" \
 	"  AND r.session OPERATOR(pg_catalog.=) c.session" \
 	"  AND r.run OPERATOR(pg_catalog.=) c.run"
+#define CHECKPOINT_ROW \
+	CHECKPOINT_ROW_OF(", c.park_tasks, c.metadata, c.parent_checkpoint_id")
+#define CHECKPOINT_ROW_03 CHECKPOINT_ROW_OF("")
 
 /* worklist.read_checkpoint(project, session, run, checkpoint_id) */
 Datum
@@ -320,7 +357,9 @@ wl_read_checkpoint(PG_FUNCTION_ARGS)
 	static WlStmt stmt WL_KEPT = {
 		"SELECT " CHECKPOINT_ROW
 		" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.read_checkpoint"
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.read_checkpoint",
+		.sql03 = "SELECT " CHECKPOINT_ROW_03
+		" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -350,7 +389,10 @@ wl_list_checkpoints(PG_FUNCTION_ARGS)
 		"SELECT " CHECKPOINT_ROW
 		" WHERE" RUN_KEY("c")
 		" ORDER BY c.created_at, c.checkpoint_id",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.list_checkpoints"
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.list_checkpoints",
+		.sql03 = "SELECT " CHECKPOINT_ROW_03
+		" WHERE" RUN_KEY("c")
+		" ORDER BY c.created_at, c.checkpoint_id"
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -588,6 +630,17 @@ wl_claim_run(PG_FUNCTION_ARGS)
 		7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
 		TIMESTAMPTZOID}, .name = "run.claim"
 	};
+
+	/*
+	 * A run claimed on a 0.4 schema is queued (see claim_next_run); taken
+	 * after the lease, in the order every writer of a run locks, and a
+	 * write only the first time.
+	 */
+	static WlStmt queue_stmt WL_KEPT = {
+		"UPDATE worklist.run r SET queued = true"
+		" WHERE" RUN_KEY("r") " AND NOT r.queued",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.claim.queue"
+	};
 	RunAddress addr;
 	text	   *holder;
 	Interval   *ttl;
@@ -643,6 +696,8 @@ wl_claim_run(PG_FUNCTION_ARGS)
 			elog(ERROR, "could not advance worklist.fence_seq past the stored fences");
 		mint_guard_slow_path();
 	}
+	if (!lease_null && wl_schema_current())
+		(void) wl_exec(&queue_stmt, values, NULL, false, 0);
 	wl_spi_end(&spi);
 
 	if (lease_null)

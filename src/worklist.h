@@ -150,6 +150,8 @@ extern text *wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname
 						 bool required);
 /* A jsonb document: not NULL, at most worklist.max_document_size bytes (54000). */
 extern Datum wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* Metadata beside a document: as wl_arg_document, NULL meaning '{}'. */
+extern Datum wl_arg_metadata(FunctionCallInfo fcinfo, int argno, const char *argname);
 
 /* ----------
  * Tenancy (tenant.c, binding.c) and trust (trust.c)
@@ -266,6 +268,15 @@ typedef struct WlStmt
 	bool		generic;
 	/* module.verb.purpose: how worklist.kept_statements() lists it */
 	const char *name;
+	/*
+	 * The text for the previous release's schema, where it differs (set
+	 * with ".sql03 = ..."): a statement that reads a column or builds a
+	 * row type the update to this version changed.  Which text the plan
+	 * was made from is kept, so an update inside a session makes the
+	 * statement prepared again.
+	 */
+	const char *sql03;
+	bool		plan_is03;
 } WlStmt;
 
 /*

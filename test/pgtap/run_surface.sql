@@ -3,10 +3,10 @@ BEGIN;
 SELECT plan(17);
 
 SELECT is(pg_get_function_identity_arguments('worklist.write_checkpoint'::regproc),
-	'project text, session text, run text, checkpoint_id text, body jsonb, fence bigint, parent_run text, created_at timestamp with time zone, run_created_at timestamp with time zone, park_request text, parked_at timestamp with time zone, park_deadline timestamp with time zone, park_resolved_at timestamp with time zone',
+	'project text, session text, run text, checkpoint_id text, body jsonb, fence bigint, parent_run text, created_at timestamp with time zone, run_created_at timestamp with time zone, park_request text, parked_at timestamp with time zone, park_deadline timestamp with time zone, park_resolved_at timestamp with time zone, metadata jsonb, parent_checkpoint_id text',
 	'write_checkpoint arguments');
 SELECT is(pg_get_expr(proargdefaults, 0),
-	'NULL::bigint, NULL::text, now(), NULL::timestamp with time zone, NULL::text, NULL::timestamp with time zone, NULL::timestamp with time zone, NULL::timestamp with time zone',
+	'NULL::bigint, NULL::text, now(), NULL::timestamp with time zone, NULL::text, NULL::timestamp with time zone, NULL::timestamp with time zone, NULL::timestamp with time zone, ''{}''::jsonb, NULL::text',
 	'write_checkpoint defaults')
   FROM pg_proc WHERE oid = 'worklist.write_checkpoint'::regproc;
 SELECT is(pg_get_function_identity_arguments('worklist.read_checkpoint'::regproc),
@@ -24,10 +24,10 @@ SELECT is(pg_get_function_identity_arguments('worklist.release_run'::regproc),
 	'project text, session text, run text, fence bigint, now timestamp with time zone',
 	'release_run arguments');
 SELECT is(pg_get_function_identity_arguments('worklist.list_durable_runs'::regproc),
-	'project text, session text, order_by text, park worklist.park_state[], claimed boolean, lim integer, cursor text, now timestamp with time zone',
+	'project text, session text, order_by text, park worklist.park_state[], claimed boolean, lim integer, cursor text, now timestamp with time zone, concluded boolean',
 	'list_durable_runs arguments');
 SELECT is(pg_get_expr(proargdefaults, 0),
-	'NULL::text, NULL::text, ''run_id''::text, NULL::worklist.park_state[], NULL::boolean, 100, NULL::text, now()',
+	'NULL::text, NULL::text, ''run_id''::text, NULL::worklist.park_state[], NULL::boolean, 100, NULL::text, now(), NULL::boolean',
 	'list_durable_runs defaults')
   FROM pg_proc WHERE oid = 'worklist.list_durable_runs'::regproc;
 
@@ -49,12 +49,12 @@ CREATE FUNCTION pg_temp.fields(t regtype) RETURNS text LANGUAGE sql AS $$
 	 WHERE ty.oid = t AND a.attnum > 0 AND NOT a.attisdropped
 $$;
 SELECT is(pg_temp.fields('worklist.checkpoint'),
-	'project text, session text, run text, parent_run text, checkpoint_id text, created_at timestamp with time zone, run_created_at timestamp with time zone, body jsonb, park_request text, parked_at timestamp with time zone, park_deadline timestamp with time zone, park_resolved_at timestamp with time zone',
+	'project text, session text, run text, parent_run text, checkpoint_id text, created_at timestamp with time zone, run_created_at timestamp with time zone, body jsonb, park_request text, parked_at timestamp with time zone, park_deadline timestamp with time zone, park_resolved_at timestamp with time zone, park_tasks text[], metadata jsonb, parent_checkpoint_id text',
 	'worklist.checkpoint fields');
 SELECT is(pg_temp.fields('worklist.run_lease'),
 	'holder text, fence bigint, expires_at timestamp with time zone', 'worklist.run_lease fields');
 SELECT is(pg_temp.fields('worklist.durable_run'),
-	'project text, session text, run text, parent_run text, run_created_at timestamp with time zone, checkpoint_count bigint, latest_checkpoint_id text, latest_checkpoint_at timestamp with time zone, park_state worklist.park_state, park_checkpoint_id text, park_request text, parked_at timestamp with time zone, park_deadline timestamp with time zone, park_resolved_at timestamp with time zone, claim_holder text, claim_fence bigint, claim_expires_at timestamp with time zone, claim_expired boolean',
+	'project text, session text, run text, parent_run text, run_created_at timestamp with time zone, checkpoint_count bigint, latest_checkpoint_id text, latest_checkpoint_at timestamp with time zone, park_state worklist.park_state, park_checkpoint_id text, park_request text, parked_at timestamp with time zone, park_deadline timestamp with time zone, park_resolved_at timestamp with time zone, claim_holder text, claim_fence bigint, claim_expires_at timestamp with time zone, claim_expired boolean, concluded_at timestamp with time zone',
 	'worklist.durable_run fields');
 SELECT is(pg_temp.fields('worklist.durable_run_page'),
 	'entries worklist.durable_run[], cursor text', 'worklist.durable_run_page fields');
