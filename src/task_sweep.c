@@ -189,26 +189,25 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 /*
  * The purge of settled tasks (declared in sweep.h; run by retention.c):
  * up to lim of the tenant's tasks settled at or before before, oldest
- * first, each with its history.  Returns how many went.
+ * first, each with its history -- but for a task the current park of a
+ * run not concluded awaits, whose answer the worker has yet to read.
+ * Returns how many went.
  */
+#define PURGE_PICK(cond) \
+		"SELECT d.id FROM worklist.task d" \
+		" WHERE d.tenant" EQ "$1" \
+		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])" \
+		"   AND d.settled_at OPERATOR(pg_catalog.<=) $2" cond \
+		" ORDER BY d.settled_at LIMIT $3" \
+		" FOR UPDATE OF d SKIP LOCKED"
 uint64
 wl_task_purge(text *tenant, TimestampTz before, int32 lim)
 {
 	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1"
-		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
-		"   AND d.settled_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY d.settled_at LIMIT $3"
-		" FOR UPDATE OF d SKIP LOCKED",
+		PURGE_PICK("   AND NOT " WL_TASK_AWAITED("d.tenant", "d.id")),
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.tasks.pick"
-	};
-	/* a 0.3 schema: the task has no history */
-	static WlStmt purge03 WL_KEPT = {
-		"DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
-		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "retention.purge.tasks.delete03"
+		.generic = true, .name = "retention.purge.tasks.pick",
+		.sql03 = PURGE_PICK("")
 	};
 	static WlStmt purge WL_KEPT = {
 		"WITH events AS ("
@@ -216,7 +215,9 @@ wl_task_purge(text *tenant, TimestampTz before, int32 lim)
 		"   WHERE l.tenant" EQ "$1 AND l.task_id" EQ "$2)"
 		" DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
 		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "retention.purge.tasks.delete"
+		.generic = true, .name = "retention.purge.tasks.delete",
+		/* a 0.3 schema: the task has no history */
+		.sql03 = "DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2"
 	};
 	uint64		n;
 
@@ -224,8 +225,7 @@ wl_task_purge(text *tenant, TimestampTz before, int32 lim)
 	wl_erasing = true;
 	PG_TRY();
 	{
-		n = wl_purge_by_id(&pick, wl_schema_current() ? &purge : &purge03,
-						   tenant, before, lim);
+		n = wl_purge_by_id(&pick, &purge, tenant, before, lim);
 	}
 	PG_FINALLY();
 	{
@@ -236,3 +236,4 @@ wl_task_purge(text *tenant, TimestampTz before, int32 lim)
 		wl_change_record_text(tenant, WL_CHANGE_TASK_PURGED);
 	return n;
 }
+#undef PURGE_PICK
