@@ -29,7 +29,12 @@
  *
  * Every change of a task -- by these verbs, and by the sweep parts
  * (task_sweep.c) -- is recorded once it is made through wl_task_changed(),
- * the one place a change of a task passes on its way out.
+ * the one place a change of a task passes on its way out: its event in the
+ * task's history (settle.c), the resolution of the parks awaiting a task
+ * it settles, its notification.  It is called under the row lock the
+ * change took, before SPI ends, and only when the UPDATE changed the row:
+ * a call that changes nothing appends nothing.  note() appends an event
+ * without changing the row, under a lock taken for it.
  *
  * claim_next and the sweep never wait: they pick rows with FOR NO KEY UPDATE
  * SKIP LOCKED inside the same statement that changes them, so a row another
