@@ -59,7 +59,6 @@
 #include "task.h"
 
 #include "access/xact.h"
-
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
