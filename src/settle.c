@@ -307,6 +307,12 @@ resolve_park(const Park *p, TimestampTz at)
 void
 wl_task_settled(text *tenant, text *task_id, TimestampTz at)
 {
+	static WlStmt outstanding WL_KEPT = {
+		"SELECT FROM worklist.run_checkpoint c WHERE " PARK_IS("c")
+		" AND c.park_resolved_at IS NULL AND c.park_tasks IS NOT NULL",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.park_outstanding"
+	};
 	Park	   *parks;
 	int			n;
 
@@ -323,11 +329,13 @@ wl_task_settled(text *tenant, text *task_id, TimestampTz at)
 		if (tasks == (Datum) 0)
 		{
 			/*
-			 * Resolved or gone meanwhile -- or, under a transaction
-			 * snapshot, made after it: then this transaction cannot
-			 * resolve it and must not leave it outstanding.
+			 * Resolved, gone or written over meanwhile -- or, under a
+			 * transaction snapshot, made after it (the latest state has
+			 * it outstanding): then this transaction cannot resolve it
+			 * and must not leave it outstanding.
 			 */
-			if (IsolationUsesXactSnapshot())
+			if (IsolationUsesXactSnapshot() &&
+				wl_exec_latest(&outstanding, parks[i].key, NULL) == 1)
 				ereport(ERROR,
 						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 						 errmsg("could not serialize access due to a concurrent park of a run"),
