@@ -347,7 +347,8 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	"  AND r.session OPERATOR(pg_catalog.=) c.session" \
 	"  AND r.run OPERATOR(pg_catalog.=) c.run"
 #define CHECKPOINT_ROW \
-	CHECKPOINT_ROW_OF(", c.park_tasks, c.metadata, c.parent_checkpoint_id")
+	CHECKPOINT_ROW_OF(", c.park_tasks, COALESCE(c.metadata, '{}'::pg_catalog.jsonb)," \
+					  " c.parent_checkpoint_id")
 #define CHECKPOINT_ROW_03 CHECKPOINT_ROW_OF("")
 
 /* worklist.read_checkpoint(project, session, run, checkpoint_id) */
@@ -638,7 +639,7 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	 */
 	static WlStmt queue_stmt WL_KEPT = {
 		"UPDATE worklist.run r SET queued = true"
-		" WHERE" RUN_KEY("r") " AND NOT r.queued",
+		" WHERE" RUN_KEY("r") " AND r.queued IS NOT TRUE",
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.claim.queue"
 	};
 	RunAddress addr;
