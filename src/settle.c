@@ -75,23 +75,43 @@ wl_task_event(text *tenant, text *task_id, const char *event, text *actor,
 	static WlStmt stmt WL_KEPT = {
 		"INSERT INTO worklist.task_log AS l"
 		" (tenant, task_id, seq, at, event, actor, login, detail)"
-		" SELECT $1, $2, COALESCE((SELECT p.seq FROM worklist.task_log p"
+		" SELECT $1, $2, COALESCE($8, (SELECT p.seq FROM worklist.task_log p"
 		"  WHERE p.tenant" EQ "$1 AND p.task_id" EQ "$2"
 		"  ORDER BY p.seq DESC LIMIT 1), 0) OPERATOR(pg_catalog.+) 1,"
 		" $3, $4, $5, $6, $7"
 		" RETURNING ROW(l.task_id, l.seq, l.at, l.event, l.actor, l.login,"
 		" COALESCE(l.detail, '{}'::pg_catalog.jsonb))::worklist.task_event",
-		7, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID},
+		8, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT4OID},
 		.generic = true, .name = "settle.event"
 	};
-	Datum		values[7];
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	static WlStmt last WL_KEPT = {
+		"SELECT p.seq FROM worklist.task_log p"
+		" WHERE p.tenant" EQ "$1 AND p.task_id" EQ "$2"
+		" ORDER BY p.seq DESC LIMIT 1",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.event.last"
+	};
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', 'n'};
 	bool		isnull;
 
 	if (!wl_schema_current())
 		return (Datum) 0;
+
+	/*
+	 * Under a transaction snapshot, an event committed since it was taken
+	 * -- a note, which locks the task's row without changing it -- is read
+	 * from the latest state, so that this one is numbered after it.
+	 */
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(task_id);
+	if (IsolationUsesXactSnapshot())
+	{
+		values[7] = Int32GetDatum(0);
+		nulls[7] = ' ';
+		if (wl_exec_latest(&last, values, NULL) == 1)
+			values[7] = wl_result_datum(0, 1, &isnull);
+	}
 	values[2] = TimestampTzGetDatum(at);
 	values[3] = CStringGetTextDatum(event);
 	values[4] = PointerGetDatum(actor);

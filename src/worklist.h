@@ -196,7 +196,10 @@ extern void wl_tenant_cache_reset(void);
 extern void wl_require_binding(WlBinding at_least, const char *verb);
 /* Is the tenant reached only through worklist.open_tenants (unbound)? */
 extern bool wl_tenant_open_only(const char *tenant);
-/* Is erase_tenant() running in this backend?  (Lets it past append-only.) */
+/*
+ * Is erase_tenant(), or the purge of tasks, running in this backend?  (Lets
+ * it past append-only.)
+ */
 extern bool wl_erasing;
 
 /*
