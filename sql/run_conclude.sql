@@ -3,7 +3,18 @@
 
 SET worklist.tenant = 'run_conclude';
 SET timezone = 'UTC';
-SELECT setval('worklist.fence_seq', 3000);
+
+-- A refusal's SQLSTATE, message and DETAIL, the fence f written F.
+CREATE FUNCTION pg_temp.refusal(q text, f bigint) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE st text; m text; d text;
+BEGIN
+	EXECUTE q;
+	RETURN 'admitted';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL;
+	RETURN st || ': ' || m || ' / ' || replace(replace(d, f::text, 'F'), (f - 1)::text, 'F-1');
+END
+$$;
 
 CREATE FUNCTION pg_temp.run(r text)
 RETURNS TABLE (concluded_at timestamptz, claim_holder text, claim_expires_at timestamptz,
@@ -59,11 +70,9 @@ SELECT concluded_at FROM worklist.run WHERE tenant = 'run_conclude' AND run = 'r
 -- WL007 naming the holder's fence.
 SELECT worklist.write_checkpoint('p', 's', 'r2', 'c1', '{}', created_at => '2024-01-01 00:00');
 SELECT fence AS f2 FROM worklist.claim_run('p', 's', 'r2', 'w1', '1 hour', '2024-01-01 00:01') \gset
+SELECT pg_temp.refusal(format('SELECT worklist.conclude_run(''p'', ''s'', ''r2'', %s, ''2024-01-01 00:02'')', :f2 - 1), :f2);
+SELECT pg_temp.refusal('SELECT worklist.conclude_run(''p'', ''s'', ''r2'', NULL, ''2024-01-01 00:02'')', :f2);
 \set VERBOSITY default
-SELECT worklist.conclude_run('p', 's', 'r2', :f2 - 1, '2024-01-01 00:02');
-\echo :LAST_ERROR_SQLSTATE
-SELECT worklist.conclude_run('p', 's', 'r2', NULL, '2024-01-01 00:02');
-\echo :LAST_ERROR_SQLSTATE
 -- a fence on a run never claimed: WL007, no current fence
 SELECT worklist.write_checkpoint('p', 's', 'r3', 'c1', '{}', created_at => '2024-01-01 00:00');
 SELECT worklist.conclude_run('p', 's', 'r3', 5, '2024-01-01 00:02');
@@ -96,7 +105,7 @@ SELECT park_tasks FROM worklist.park_run('p', 's', 'r4', 'c1', '{t1,t2,t3}', fen
 SELECT worklist.claim_next_run('p', 'w2', '1 hour', now => '2024-01-01 00:02') IS NULL AS outstanding_park_not_offered;
 SELECT fence AS f4 FROM worklist.claim_run('p', 's', 'r4', 'w2', '1 hour', '2024-01-01 00:02') \gset
 SELECT worklist.conclude_run('p', 's', 'r4', :f4, '2024-01-01 00:03') AS withdrawn;
-SELECT id, state, settled_at FROM worklist.task WHERE tenant = 'run_conclude' AND id IN ('t1', 't2', 't3') ORDER BY id;
+SELECT id, state, settled_at = '2024-01-01 00:03' AS settled_by_conclusion FROM worklist.task WHERE tenant = 'run_conclude' AND id IN ('t1', 't2', 't3') ORDER BY id;
 SELECT task_id, event FROM worklist.task_log WHERE tenant = 'run_conclude' AND event = 'withdrawn' ORDER BY task_id;
 SELECT park_state, park_resolved_at FROM pg_temp.run('r4');
 SELECT park_resolved_at FROM worklist.read_checkpoint('p', 's', 'r4', 'c1');
@@ -107,3 +116,6 @@ SELECT worklist.conclude_run('p', '', 'r');
 SELECT worklist.conclude_run('p', 's', repeat('x', 257));
 SELECT worklist.conclude_run('p', 's', 'r', now => NULL);
 SELECT worklist.conclude_run('p', 's', 'r', now => 'infinity');
+
+-- Leave no fence behind for the tests that follow (they set the sequence).
+SELECT worklist.erase_tenant() > 0 AS erased;

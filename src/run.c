@@ -880,14 +880,19 @@ wl_release_run(PG_FUNCTION_ARGS)
 uint64
 wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 {
+#define PURGE_PICK(keep) \
+		"SELECT r.project, r.session, r.run FROM worklist.run r" \
+		" WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.listed" \
+		"   AND r.latest_checkpoint_at OPERATOR(pg_catalog.<=) $2" keep \
+		" ORDER BY r.latest_checkpoint_at LIMIT $3" \
+		" FOR UPDATE OF r SKIP LOCKED"
+	/* (0.4) a run whose current park is outstanding at now ($4) stays */
 	static WlStmt pick WL_KEPT = {
-		"SELECT r.project, r.session, r.run FROM worklist.run r"
-		" WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.listed"
-		"   AND r.latest_checkpoint_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY r.latest_checkpoint_at LIMIT $3"
-		" FOR UPDATE OF r SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.runs.pick"
+		PURGE_PICK(" AND NOT (r.park_checkpoint_id IS NOT NULL AND r.park_resolved_at IS NULL"
+				   "  AND (r.park_deadline IS NULL OR r.park_deadline OPERATOR(pg_catalog.>) $4))"),
+		4, {TEXTOID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID},
+		.generic = true, .name = "retention.purge.runs.pick",
+		.sql03 = PURGE_PICK("")
 	};
 
 	/*
@@ -895,23 +900,28 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	 * could lock (a lease somebody holds locked -- a claim, a fenced write
 	 * -- is passed over) that has expired.
 	 */
+#define PURGE_RUN(parks) \
+		"WITH leased AS (" \
+		"  SELECT l.expires_at FROM worklist.run_claim l WHERE" RUN_KEY("l") \
+		"   FOR UPDATE OF l SKIP LOCKED)," \
+		" doomed AS (" \
+		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")" \
+		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at OPERATOR(pg_catalog.<=) $5))," \
+		" checkpoints AS (" \
+		"  DELETE FROM worklist.run_checkpoint k WHERE" RUN_KEY("k") \
+		"   AND EXISTS (SELECT FROM doomed))," \
+		" leases AS (" \
+		"  DELETE FROM worklist.run_claim l WHERE" RUN_KEY("l") \
+		"   AND EXISTS (SELECT FROM doomed))" parks \
+		" DELETE FROM worklist.run r WHERE" RUN_KEY("r") \
+		" AND EXISTS (SELECT FROM doomed)"
 	static WlStmt purge WL_KEPT = {
-		"WITH leased AS ("
-		"  SELECT l.expires_at FROM worklist.run_claim l WHERE" RUN_KEY("l")
-		"   FOR UPDATE OF l SKIP LOCKED),"
-		" doomed AS ("
-		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")"
-		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at OPERATOR(pg_catalog.<=) $5)),"
-		" checkpoints AS ("
-		"  DELETE FROM worklist.run_checkpoint k WHERE" RUN_KEY("k")
-		"   AND EXISTS (SELECT FROM doomed)),"
-		" leases AS ("
-		"  DELETE FROM worklist.run_claim l WHERE" RUN_KEY("l")
-		"   AND EXISTS (SELECT FROM doomed))"
-		" DELETE FROM worklist.run r WHERE" RUN_KEY("r")
-		" AND EXISTS (SELECT FROM doomed)",
+		PURGE_RUN(", parks AS ("
+				  "  DELETE FROM worklist.run_park_task w WHERE" RUN_KEY("w")
+				  "   AND EXISTS (SELECT FROM doomed))"),
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID},
-		.generic = true, .name = "retention.purge.runs.delete"
+		.generic = true, .name = "retention.purge.runs.delete",
+		.sql03 = PURGE_RUN("")
 	};
 	Datum		values[5];
 	uint64		n;
@@ -923,6 +933,7 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(before);
 	values[2] = Int32GetDatum(lim);
+	values[3] = TimestampTzGetDatum(now);
 	n = wl_exec(&pick, values, NULL, false, 0);
 	projects = wl_result_column(n, 1);
 	sessions = wl_result_column(n, 2);
