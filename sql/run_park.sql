@@ -109,7 +109,6 @@ SELECT count(*) FROM worklist.park_run('p', 's', 'r7', 'c1', array_fill('t4'::te
 SELECT worklist.park_run(NULL, 's', 'r7', 'c1', '{t4}');
 SELECT worklist.park_run('p', 's', 'r7', '', '{t4}');
 SELECT worklist.park_run('p', 's', 'r7', 'c1', '{t4}', body => NULL);
-SELECT worklist.park_run('p', 's', 'r7', 'c1', '{t4}', park_request => NULL);
 SELECT worklist.park_run('p', 's', 'r7', 'c1', '{t4}', park_request => '');
 SELECT worklist.park_run('p', 's', 'r7', 'c1', '{t4}', now => NULL);
 SELECT worklist.park_run('p', 's', 'r7', 'c1', '{t4}', now => '-infinity');
@@ -122,8 +121,8 @@ SELECT worklist.park_run('p', 's', 'r7', 'c1', '{t4}', body => jsonb_build_objec
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY terse
 RESET worklist.max_document_size;
--- NULL metadata means {}
-SELECT metadata FROM worklist.park_run('p', 's', 'r7', 'c2', '{t4}', metadata => NULL);
+-- NULL metadata means {}, a NULL park_request 'tasks'
+SELECT metadata, park_request FROM worklist.park_run('p', 's', 'r7', 'c2', '{t4}', metadata => NULL, park_request => NULL);
 
 -- Retention never purges a run whose current park is outstanding, nor,
 -- while the run is not concluded, the tasks its current park awaits;

@@ -215,7 +215,9 @@ wl_park_run(PG_FUNCTION_ARGS)
 	if (fenced)
 		fence = PG_GETARG_INT64(5);
 	values[6] = wl_arg_document(fcinfo, 6, "body");
-	values[9] = PointerGetDatum(wl_arg_ident(fcinfo, 7, "park_request"));
+	/* NULL means the default, as a NULL metadata means {} */
+	values[9] = PointerGetDatum(PG_ARGISNULL(7) ? cstring_to_text("tasks")
+								: wl_arg_ident(fcinfo, 7, "park_request"));
 	values[11] = PG_GETARG_DATUM(8);
 	nulls[11] = PG_ARGISNULL(8) ? 'n' : ' ';
 	now = wl_check_finite(wl_arg_time(fcinfo, 9, "now"), "now");
