@@ -124,6 +124,32 @@ RESET worklist.max_document_size;
 -- NULL metadata means {}, a NULL park_request 'tasks'
 SELECT metadata, park_request FROM worklist.park_run('p', 's', 'r7', 'c2', '{t4}', metadata => NULL, park_request => NULL);
 
+-- Every settling path resolves the park of its last pending task, in
+-- its own transaction; an escalation (by the verb or by the sweep's
+-- policy) does not.
+SET worklist.tenant = 'run_park_paths';
+SELECT (worklist.open_task(id, 'case', '{r}', run_id => 'agent', due_at => '2024-01-01 01:00',
+                           expiry_policy => pol::worklist.expiry_policy)).id
+  FROM (VALUES ('complete', 'deny'), ('set_state', 'deny'), ('withdraw_run', 'deny'),
+               ('conclude_run', 'deny'), ('sweep_deny', 'deny'), ('sweep_proceed', 'proceed'),
+               ('sweep_escalate', 'escalate'), ('escalate', 'deny')) v(id, pol);
+SELECT count(*) FROM (SELECT worklist.park_run('p', 's', id, 'c1', ARRAY[id], now => '2024-01-01')
+                        FROM unnest('{complete,set_state,withdraw_run,conclude_run,sweep_deny,sweep_proceed,sweep_escalate,escalate}'::text[]) id) x;
+SELECT (worklist.claim('complete', 'u', '{r}')).state;
+SELECT worklist.complete('complete', 'u', '{"ok": true}');
+SELECT worklist.set_state('set_state', 'expired'::worklist.task_state);
+SELECT worklist.withdraw_run('agent', '{withdraw_run}');
+SELECT worklist.conclude_run('p', 's', 'conclude_run', now => '2024-01-01 00:30');
+SELECT (worklist.escalate('escalate')).state;
+SELECT denied, proceeded, escalated FROM worklist.sweep('2024-01-01 02:00');
+SELECT t.id, t.state, e.park_state, e.park_resolved_at = t.settled_at AS at_settlement
+  FROM worklist.task t
+  JOIN worklist.list_durable_runs('p', 's', now => '2024-01-01 03:00') pg ON true,
+       unnest(pg.entries) e
+ WHERE t.tenant = 'run_park_paths' AND e.run = t.id
+ ORDER BY t.id;
+SELECT worklist.erase_tenant() > 0 AS erased;
+
 -- Retention never purges a run whose current park is outstanding, nor,
 -- while the run is not concluded, the tasks its current park awaits;
 -- a concluded run goes, conclusion included.

@@ -189,7 +189,19 @@ SELECT t.id, t.state,
  GROUP BY t.id, t.state
  ORDER BY t.id;
 
--- Retention takes a task's history with the task.
+-- Retention takes a task's history with the task -- but keeps a task the
+-- current park of a run not concluded awaits, however old.  (The park is
+-- recorded directly here, as park_run records one.)
+SELECT id FROM worklist.open_task('p1', 'case', '{reviewer}');
+SELECT worklist.set_state('p1', 'completed');
+SELECT worklist.write_checkpoint('pp', 'ps', 'pr', 'c1', '{}', park_request => 'approve p1',
+                                 parked_at => now());
+UPDATE worklist.run_checkpoint SET park_tasks = '{p1}'
+ WHERE tenant = 'task_history' AND run = 'pr' AND checkpoint_id = 'c1';
+INSERT INTO worklist.run_park_task (tenant, task_id, project, session, run, checkpoint_id)
+VALUES ('task_history', 'p1', 'pp', 'ps', 'pr', 'c1');
+SELECT park_checkpoint_id, concluded_at IS NULL AS running FROM worklist.run
+ WHERE tenant = 'task_history' AND run = 'pr';
 SELECT worklist.set_retention(tasks => '1 second');
 SELECT purged FROM worklist.sweep(now() + interval '1 day');
 SELECT count(*) AS tasks_left FROM worklist.task WHERE tenant = 'task_history';
@@ -199,6 +211,11 @@ SELECT t.id, count(*) AS events
 SELECT count(*) AS orphan_events FROM worklist.task_log l
  WHERE l.tenant = 'task_history'
    AND NOT EXISTS (SELECT FROM worklist.task t WHERE t.tenant = l.tenant AND t.id = l.task_id);
+-- Once the run is concluded, its park's task goes too, with its history.
+UPDATE worklist.run SET concluded_at = now() WHERE tenant = 'task_history' AND run = 'pr';
+SELECT purged FROM worklist.sweep(now() + interval '1 day');
+SELECT count(*) AS p1_left FROM worklist.task WHERE tenant = 'task_history' AND id = 'p1';
+SELECT count(*) AS p1_events FROM worklist.task_log WHERE tenant = 'task_history' AND task_id = 'p1';
 
 SELECT worklist.erase_tenant();
 SELECT count(*) FROM worklist.task_log WHERE tenant = 'task_history';
