@@ -31,6 +31,7 @@ OBJS = \
 	src/fold_sql.o \
 	src/run.o \
 	src/runlist.o \
+	src/run_queue.o \
 	src/sweep.o \
 	src/retention.o \
 	src/sweeper.o \

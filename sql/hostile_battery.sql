@@ -101,7 +101,9 @@ INSERT INTO hb_baseline VALUES
 	('kind', $$'member'$$), ('claim_timeout', $$'1 hour'$$),
 	('tasks', $$'1 day'$$), ('tickets', $$'1 day'$$), ('runs', $$'1 day'$$),
 	('metadata', $$'{"source": "loop"}'$$), ('parent_checkpoint_id', $$'hb_c0'$$),
-	('concluded', 'NULL');
+	('concluded', 'NULL'),
+	-- an argument whose name means another thing for another type
+	('tasks:text[]', $${hb_task}$$);
 UPDATE hb_baseline SET expr = quote_literal(expr) WHERE expr LIKE '{%';
 
 -- ------------------------------------------------------------------
@@ -314,7 +316,11 @@ INSERT INTO hb_verb_codes VALUES
 	('close_ticket', '{WL001}'),
 	('ticket_state', '{WL001}'),
 	('ticket_history', '{WL001}'),
-	('write_checkpoint', '{WL007}');
+	('write_checkpoint', '{WL007}'),
+	('note', '{WL001}'),
+	('task_history', '{WL001}'),
+	('park_run', '{WL001,WL007}'),
+	('conclude_run', '{WL007}');
 
 CREATE TEMP TABLE hb_outcome (
 	verb text, signature text, arg text, class text, label text,
@@ -414,6 +420,7 @@ BEGIN
 				ELSE types[i]::text END;
 			classes := classes || cls;
 			base := base || coalesce(
+				(SELECT b.expr FROM hb_baseline b WHERE b.name = names[i] || ':' || cls),
 				(SELECT b.expr FROM hb_baseline b WHERE b.name = names[i]),
 				(SELECT x.expr FROM hb_value x WHERE x.class = cls AND x.expr <> 'NULL' ORDER BY x.ord LIMIT 1),
 				'NULL');

@@ -258,10 +258,22 @@ is($node->safe_psql('old03', q{
 	SELECT string_agg(seq || ':' || event || ':' || coalesce(actor, '-') || ':' || coalesce((login = current_user)::text, '-'), ','
 	                  ORDER BY seq) FROM worklist.task_history('t6')}),
 	'1:opened:-:-,2:completed:bob:true', 'its history goes on after the update, numbered after the migrated event');
+# Runs of 0.3 are not queued: claim_next_run hands none of them out,
+# until one is written or claimed again.
+is($node->safe_psql('old03', q{SELECT count(*) || ':' || count(*) FILTER (WHERE queued) FROM worklist.run}),
+	$node->safe_psql('old03', q{SELECT count(*) FROM worklist.run}) . ':0', 'no 0.3 run is queued');
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT count(c.run) FROM (SELECT DISTINCT project FROM worklist.run WHERE tenant = 'up') p,
+	       worklist.claim_next_run(p.project, 'w9', '1 hour', now => '2031-01-01') c}),
+	'0', 'claim_next_run hands out no run of 0.3');
 cmp_ok($node->safe_psql('old03', q{
 	SET worklist.tenant = 'up';
 	SELECT fence FROM worklist.claim_run('p', 's', 'r', 'w2', '1 hour', '2031-01-01')}),
 	'>', $fence03, 'a reclaim after the upgrade mints a higher fence');
+is($node->safe_psql('old03', q{
+	SELECT queued FROM worklist.run WHERE tenant = 'up' AND project = 'p' AND session = 's' AND run = 'r'}),
+	't', 'a run claimed after the upgrade is queued');
 
 $node->stop;
 done_testing();
