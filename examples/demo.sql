@@ -90,7 +90,7 @@ SELECT checkpoint_id, park_request, park_tasks, park_resolved_at
   FROM worklist.park_run('agents', 'refunds', 'refund-77', 'asked', '{approve-77}',
                          fence => :agent_fence, body => '{"waiting_for": "approve-77"}');
 \echo '-- nothing to do for any worker while the person has not answered:'
-SELECT * FROM worklist.claim_next_run('agents', 'agent-2', '5 minutes');
+SELECT (worklist.claim_next_run('agents', 'agent-2', '5 minutes')).run IS NULL AS nothing_offered;
 \echo '-- bob decides; the same transaction resolves the park:'
 SELECT id, holder FROM worklist.claim('approve-77', 'bob', '{finance}');
 SELECT worklist.complete('approve-77', 'bob', '{"approved": true}') AS settled;
@@ -98,6 +98,7 @@ SELECT e.run, e.park_state FROM worklist.list_durable_runs('agents') p, unnest(p
 \echo '-- the next free worker gets the run back, reads the answer and finishes:'
 SELECT run, holder, fence AS agent_fence
   FROM worklist.claim_next_run('agents', 'agent-2', '5 minutes') \gset
+\echo 'agent-2 claimed run' :run 'with fence' :agent_fence
 SELECT state, decided_by, decision FROM worklist.task('approve-77');
 SELECT worklist.conclude_run('agents', 'refunds', 'refund-77', fence => :agent_fence) AS withdrawn;
 \echo '-- a concluded run stays concluded: a late write is refused (WL008)'
