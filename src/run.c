@@ -414,7 +414,8 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	"  AND r.session OPERATOR(pg_catalog.=) c.session" \
 	"  AND r.run OPERATOR(pg_catalog.=) c.run"
 #define CHECKPOINT_ROW \
-	CHECKPOINT_ROW_OF(", c.park_tasks, c.metadata, c.parent_checkpoint_id")
+	CHECKPOINT_ROW_OF(", c.park_tasks, COALESCE(c.metadata, '{}'::pg_catalog.jsonb)," \
+					  " c.parent_checkpoint_id")
 #define CHECKPOINT_ROW_03 CHECKPOINT_ROW_OF("")
 
 /* One checkpoint: $1-$4 the address, $5 the checkpoint id. */
@@ -732,7 +733,7 @@ wl_run_mint(Datum *values, bool *reclaimed)
 	 */
 	static WlStmt queue_stmt WL_KEPT = {
 		"UPDATE worklist.run r SET queued = true"
-		" WHERE" RUN_KEY("r") " AND NOT r.queued",
+		" WHERE" RUN_KEY("r") " AND r.queued IS NOT TRUE",
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.claim.queue"
 	};
 	Datum		lease = (Datum) 0;

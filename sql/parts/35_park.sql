@@ -4,17 +4,23 @@
 -- What 0.4 adds to a checkpoint: the tasks a park made by park_run
 -- awaits, and what an agent framework keeps beside its state (section 6:
 -- metadata, stored as given, and the checkpoint it was made from).
+-- Columns are only ever added nullable and without a default: adding one
+-- then needs no check of the rows, so a column of another role's table
+-- (a temporary one included) that uses the table's row type cannot make
+-- the update fail.  metadata is NULL only on checkpoints written before
+-- 0.4, and reads as '{}'.
 ALTER TABLE worklist.run_checkpoint
 	ADD COLUMN park_tasks text[],
-	ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}',
+	ADD COLUMN metadata jsonb,
 	ADD COLUMN parent_checkpoint_id text COLLATE "C";
 
 -- A run is concluded once conclude_run says so; queued once it has been
 -- written (a checkpoint, park or claim) by this version, so that
--- claim_next_run never hands out a run that finished under 0.3.
+-- claim_next_run never hands out a run that finished under 0.3 (NULL:
+-- not queued).
 ALTER TABLE worklist.run
 	ADD COLUMN concluded_at timestamptz,
-	ADD COLUMN queued boolean NOT NULL DEFAULT false;
+	ADD COLUMN queued boolean;
 
 ALTER TYPE worklist.checkpoint
 	ADD ATTRIBUTE park_tasks text[],
