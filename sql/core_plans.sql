@@ -88,6 +88,13 @@ SELECT count(*) AS pages FROM generate_series(1, 10) g, worklist.list_durable_ru
 SELECT count(*) AS released FROM generate_series(1, 10) g,
        worklist.release_run('p', 's' || (g % 4), 'r' || g,
                             (SELECT l.fence FROM worklist.claim_run('p', 's' || (g % 4), 'r' || g, 'w', '1 hour') l));
+SELECT count(*) AS parked FROM generate_series(1, 10) g,
+       worklist.park_run('p', 's' || (g % 4), 'r' || g, 'pk', ARRAY['t' || (40 + g)]);
+SELECT count(c.run) AS next FROM generate_series(1, 10) g, worklist.claim_next_run('p', 'n' || g, '1 hour') c;
+SELECT count(c.run) AS next_in_session FROM generate_series(1, 4) g,
+       worklist.claim_next_run('p', 'm' || g, '1 hour', 's' || g) c;
+SELECT sum(worklist.conclude_run('p', 's' || (g % 4), 'r' || g)) AS withdrawn_by_conclusion
+  FROM generate_series(1, 10) g;
 SELECT worklist.stats() IS NOT NULL AS stats;
 
 -- Each verb reads what it acts on, not the tenant's other rows.  The
@@ -159,7 +166,12 @@ INSERT INTO calls (call) VALUES
 	($$SELECT worklist.read_checkpoint('few-p', 'few-s', 'few-r', 'c1')$$),
 	($$SELECT count(*) FROM worklist.list_checkpoints('few-p', 'few-s', 'few-r')$$),
 	($$SELECT worklist.delete_checkpoint('few-p', 'few-s', 'few-r', 'c1')$$),
-	($$SELECT worklist.prune_checkpoints('few-p', 'few-s', 'few-r', 0)$$);
+	($$SELECT worklist.prune_checkpoints('few-p', 'few-s', 'few-r', 0)$$),
+	($$SELECT worklist.park_run('few-p', 'few-s', 'few-r2', 'c1', '{few4}')$$),
+	($$SELECT worklist.write_checkpoint('few-p', 'few-s', 'few-r3', 'c1', '{}')$$),
+	($$SELECT worklist.claim_next_run('few-p', 'w', '1 hour')$$),
+	($$SELECT worklist.claim_next_run('few-p', 'w', '1 hour', 'few-s')$$),
+	($$SELECT worklist.conclude_run('few-p', 'few-s', 'few-r2')$$);
 SELECT n, call, pg_temp.reads(call) AS rows_read INTO TEMP read_by_call FROM calls ORDER BY n;
 SELECT count(*) AS calls, count(*) FILTER (WHERE rows_read < 50) AS reading_little FROM read_by_call;
 -- (the calls that read more, if any)

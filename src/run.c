@@ -315,6 +315,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	WlSpi		spi;
 	Datum		values[WL_RUN_WRITE_NARGS];
 	char		nulls[WL_RUN_WRITE_NARGS];
+	bool		exists;
 
 	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
@@ -354,7 +355,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 				current = DatumGetInt64(d);
 		}
 		/* the run row, locked already when it has a lease */
-		(void) wl_run_refuse_concluded(values);
+		exists = wl_run_refuse_concluded(values);
 		if (!has_current || current != fence)
 		{
 			wl_count(WL_COUNT_STALE_FENCES);
@@ -363,8 +364,14 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		}
 	}
 	else
+		exists = wl_run_refuse_concluded(values);
+	/* a run row that exists is locked now; else it is made */
+	if (!exists)
+	{
+		/* made now, or by a concurrent first write: judged again */
+		wl_run_ensure(values);
 		(void) wl_run_refuse_concluded(values);
-	wl_run_ensure(values);
+	}
 
 	values[4] = PointerGetDatum(checkpoint_id);
 	values[5] = TimestampTzGetDatum(created_at);
