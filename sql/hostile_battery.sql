@@ -346,7 +346,8 @@ INSERT INTO hb_verb_codes VALUES
 	('write_checkpoint', '{WL007}'),
 	('put_writes', '{WL007}'),
 	('put_values', '{WL007}'),
-	('newest_checkpoints', '{WL001}');
+	('newest_checkpoints', '{WL001}'),
+	('delete_run', '{WL007}');
 
 CREATE TEMP TABLE hb_outcome (
 	verb text, signature text, arg text, class text, label text,

@@ -323,6 +323,94 @@ SELECT count(*) AS rows_left FROM worklist.run_pending_write WHERE tenant = 'run
 SELECT count(*) AS values_left FROM worklist.run_channel_value WHERE tenant = 'run_state' AND session = 'gone';
 SELECT worklist.set_retention();
 
+-- ------------------------------------------------------------------
+-- delete_run: the run's data and parks go, the pending tasks of its
+-- current park are withdrawn, its lease ends and its fence is superseded
+-- by one nobody holds; fences never rewind; a conclusion stays.
+-- ------------------------------------------------------------------
+SELECT count(*) AS opened
+  FROM unnest('{del-1,del-2,del-done,del-other}'::text[]) t, worklist.open_task(t, 'del-case', '{r}');
+SELECT (worklist.claim('del-done', 'x', '{r}')).holder AS claimed_by,
+       worklist.complete('del-done', 'x', '{}') AS completed;
+SELECT worklist.write_checkpoint('p', 'sd', 'del', 'c1', '{}', created_at => '2024-03-01 10:00'),
+       worklist.write_checkpoint('p', 'sd', 'del', 'c2', '{}', created_at => '2024-03-01 11:00',
+                                 park_request => 'tasks', parked_at => '2024-03-01 11:00');
+-- the park awaits tasks as park_run records them
+UPDATE worklist.run_checkpoint SET park_tasks = '{del-1,del-2,del-done}'
+ WHERE tenant = 'run_state' AND session = 'sd' AND run = 'del' AND checkpoint_id = 'c2';
+INSERT INTO worklist.run_park_task (tenant, task_id, project, session, run, checkpoint_id)
+SELECT 'run_state', t, 'p', 'sd', 'del', 'c2' FROM unnest('{del-1,del-2,del-done}'::text[]) t;
+SELECT worklist.put_writes('p', 'sd', 'del', 'c2', 't', '{0,-1}', '{a,__error__}', ARRAY['1', '2']::jsonb[]),
+       worklist.put_values('p', 'sd', 'del', '{a,b}', '{v1,v1}', ARRAY['1', '2']::jsonb[]);
+SELECT fence AS fd FROM worklist.claim_run('p', 'sd', 'del', 'w1', '1 hour', now => '2024-03-01 12:00') \gset
+-- the fence rule of conclude_run: NULL refused while the lease is
+-- unexpired, a fence not the current one refused
+\set VERBOSITY terse
+SELECT worklist.delete_run('p', 'sd', 'del', now => '2024-03-01 12:30');
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.delete_run('p', 'sd', 'del', fence => :fd + 1, now => '2024-03-01 12:30');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SELECT worklist.delete_run('p', 'sd', 'never-claimed', fence => 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.delete_run('p', 'sd', 'del', fence => :fd, now => 'infinity');
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.delete_run('p', 'sd', 'del', fence => :fd, now => NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.delete_run('p', 'sd', NULL, fence => :fd);
+\echo :LAST_ERROR_SQLSTATE
+-- nothing changed
+SELECT count(*) AS checkpoints FROM worklist.list_checkpoints('p', 'sd', 'del');
+-- the holder deletes it: returns the checkpoints removed
+SELECT worklist.delete_run('p', 'sd', 'del', fence => :fd, now => '2024-03-01 12:30') AS removed;
+SELECT count(*) AS checkpoints FROM worklist.list_checkpoints('p', 'sd', 'del');
+SELECT worklist.latest_checkpoint('p', 'sd', 'del') IS NULL AS no_latest;
+SELECT count(*) AS writes FROM worklist.pending_writes('p', 'sd', 'del', 'c2');
+SELECT count(*) AS vals FROM worklist.run_values('p', 'sd', 'del', '{a,b}', '{v1,v1}');
+SELECT count(*) AS park_records FROM worklist.run_park_task WHERE tenant = 'run_state' AND run = 'del';
+SELECT cardinality(p.entries) AS listed FROM worklist.list_durable_runs('p', 'sd') p;
+-- the pending tasks of the park were withdrawn; settled and other tasks are as they were
+SELECT id, state FROM unnest('{del-1,del-2,del-done,del-other}'::text[]) t, worklist.task(t) ORDER BY id;
+-- the lease ended at now, under a new fence nobody holds: the former
+-- holder's fence is stale for every write, and a new claim gets a higher one
+SELECT l.holder, l.fence > :fd AS superseded, l.expires_at, l.released
+  FROM worklist.run_claim l WHERE l.tenant = 'run_state' AND l.run = 'del';
+SELECT fence AS fnew FROM worklist.run_claim WHERE tenant = 'run_state' AND run = 'del' \gset
+\set VERBOSITY terse
+SELECT worklist.put_writes('p', 'sd', 'del', 'c3', 't', '{0}', '{a}', ARRAY['1']::jsonb[], fence => :fd);
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.put_values('p', 'sd', 'del', '{a}', '{v2}', ARRAY['1']::jsonb[], fence => :fd);
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.write_checkpoint('p', 'sd', 'del', 'c3', '{}', fence => :fd);
+\echo :LAST_ERROR_SQLSTATE
+SELECT worklist.release_run('p', 'sd', 'del', :fd);
+\set VERBOSITY default
+SELECT fence > :fnew AS higher, holder FROM worklist.claim_run('p', 'sd', 'del', 'w2', '1 hour', now => '2024-03-01 12:31');
+SELECT fence AS f2 FROM worklist.run_claim WHERE tenant = 'run_state' AND run = 'del' \gset
+SELECT worklist.write_checkpoint('p', 'sd', 'del', 'c3', '{}', fence => :f2, created_at => '2024-03-01 12:32');
+-- deleted again by the new holder; then with NULL once nobody holds it
+SELECT worklist.delete_run('p', 'sd', 'del', fence => :f2, now => '2024-03-01 12:33') AS removed;
+SELECT worklist.delete_run('p', 'sd', 'del', now => '2024-03-01 12:34') AS removed;
+SELECT fence > :f2 AS never_rewinds FROM worklist.run_claim WHERE tenant = 'run_state' AND run = 'del';
+-- a run nobody ever claimed goes entirely; so do writes of a run that
+-- has no row at all
+SELECT worklist.write_checkpoint('p', 'sd', 'plain', 'c1', '{}', parent_run => 'root');
+SELECT worklist.put_writes('p', 'sd', 'orphan', 'c1', 't', '{0}', '{a}', ARRAY['1']::jsonb[]);
+SELECT worklist.delete_run('p', 'sd', 'plain') AS removed, worklist.delete_run('p', 'sd', 'orphan') AS removed;
+SELECT count(*) AS rows FROM worklist.run WHERE tenant = 'run_state' AND run IN ('plain', 'orphan');
+SELECT count(*) AS writes FROM worklist.pending_writes('p', 'sd', 'orphan', 'c1');
+-- a new write starts the run afresh
+SELECT worklist.write_checkpoint('p', 'sd', 'plain', 'c9', '{}');
+SELECT checkpoint_id, parent_run FROM worklist.latest_checkpoint('p', 'sd', 'plain');
+-- a concluded run: its data goes, its conclusion stays
+SELECT worklist.write_checkpoint('p', 'sd', 'ended', 'c1', '{}');
+UPDATE worklist.run SET concluded_at = '2024-04-01'
+ WHERE tenant = 'run_state' AND session = 'sd' AND run = 'ended';
+SELECT worklist.delete_run('p', 'sd', 'ended') AS removed;
+SELECT concluded_at, checkpoint_count, listed FROM worklist.run WHERE tenant = 'run_state' AND run = 'ended';
+SELECT worklist.put_writes('p', 'sd', 'ended', 'c1', 't', '{0}', '{a}', ARRAY['1']::jsonb[]);
+\echo :LAST_ERROR_SQLSTATE
+
 -- erase_tenant removes every pending write and value of the tenant, and
 -- nothing of another's
 SELECT worklist.put_writes('p', 's1', 'r1', 'x1', 't', '{0}', '{ch}', ARRAY['1']::jsonb[]);

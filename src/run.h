@@ -58,4 +58,24 @@ extern void wl_run_address_values(const RunAddress *addr, Datum *values);
 	CHECKPOINT_ROW_OF(", c.park_tasks, c.metadata, c.parent_checkpoint_id")
 #define CHECKPOINT_ROW_03 CHECKPOINT_ROW_OF("")
 
+/*
+ * Is the fence sequence's next value above every stored fence?  What a
+ * statement that mints a fence checks first (a boolean expression).
+ */
+#define FENCE_SEQ_AHEAD \
+	"(SELECT s.last_value OPERATOR(pg_catalog.-)" \
+	"        CASE WHEN s.is_called THEN 0 ELSE 1 END" \
+	"   FROM worklist.fence_seq s)" \
+	" OPERATOR(pg_catalog.>=)" \
+	" COALESCE((SELECT pg_catalog.max(l.fence) FROM worklist.run_claim l), 0)"
+
+/*
+ * The fence sequence fell behind a stored fence: move it past the highest
+ * one, waiting for every transaction that drew from it (claim_run's
+ * guard).  A verb that mints a fence with nextval checks first, in the
+ * statement that mints, that the sequence is not behind, and calls this
+ * when it is.  SPI must be begun.
+ */
+extern void wl_run_fence_catch_up(void);
+
 #endif							/* WORKLIST_RUN_H */

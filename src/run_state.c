@@ -21,6 +21,12 @@
  * writes racing for one key the second waits for the first and then sees
  * its row.  Channel values are immutable: ON CONFLICT DO NOTHING.
  *
+ * delete_run removes a run's data and keeps what stops its fences from
+ * rewinding: its lease row, given a fence nobody holds.  It locks as
+ * conclude_run does: the tasks of the current park first (a settlement
+ * holds its task and then locks the run), then the lease, then the run's
+ * row, then the rows that go.
+ *
  * newest_checkpoints reads one index per scope (project, session, run)
  * from just after the starting checkpoint's key, so a page costs the rows
  * it returns plus those the metadata filter rejects on the way.
@@ -29,9 +35,11 @@
  */
 #include "change.h"
 #include "run.h"
+#include "settle.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -41,6 +49,7 @@ PG_FUNCTION_INFO_V1(wl_put_writes);
 PG_FUNCTION_INFO_V1(wl_pending_writes);
 PG_FUNCTION_INFO_V1(wl_put_values);
 PG_FUNCTION_INFO_V1(wl_run_values);
+PG_FUNCTION_INFO_V1(wl_delete_run);
 
 /* Longest task_path accepted, in characters. */
 #define TASK_PATH_MAX 1024
@@ -542,4 +551,189 @@ wl_run_values(PG_FUNCTION_ARGS)
 	(void) wl_exec_to_srf(&stmt, values, NULL, fcinfo);
 	wl_spi_end(&spi);
 	return (Datum) 0;
+}
+
+/* ----------
+ * The whole run
+ * ----------
+ */
+
+/*
+ * worklist.delete_run(project, session, run, fence, now) RETURNS integer
+ */
+Datum
+wl_delete_run(PG_FUNCTION_ARGS)
+{
+	/* the tasks the current park awaits */
+	static WlStmt park_stmt WL_KEPT = {
+		"SELECT c.park_tasks FROM worklist.run r"
+		" JOIN worklist.run_checkpoint c ON" RUN_KEY("c")
+		"  AND c.checkpoint_id OPERATOR(pg_catalog.=) r.park_checkpoint_id"
+		" WHERE" RUN_KEY("r") " AND c.park_tasks IS NOT NULL",
+		4, {ADDRESS_TYPES}, .name = "run_state.delete_run.park"
+	};
+	static WlStmt lease_stmt WL_KEPT = {
+		"SELECT l.holder, l.fence, l.expires_at FROM worklist.run_claim l"
+		" WHERE" RUN_KEY("l") " FOR NO KEY UPDATE",
+		4, {ADDRESS_TYPES}, .name = "run_state.delete_run.lock_lease"
+	};
+	static WlStmt run_stmt WL_KEPT = {
+		"SELECT FROM worklist.run r WHERE" RUN_KEY("r") " FOR UPDATE",
+		4, {ADDRESS_TYPES}, .name = "run_state.delete_run.lock_run"
+	};
+	/* the data: how many checkpoints went, and how many rows besides */
+	static WlStmt data_stmt WL_KEPT = {
+		"WITH checkpoints AS ("
+		"  DELETE FROM worklist.run_checkpoint c WHERE" RUN_KEY("c") " RETURNING 1),"
+		" writes AS ("
+		"  DELETE FROM worklist.run_pending_write w WHERE" RUN_KEY("w") " RETURNING 1),"
+		" vals AS ("
+		"  DELETE FROM worklist.run_channel_value v WHERE" RUN_KEY("v") " RETURNING 1),"
+		" parks AS ("
+		"  DELETE FROM worklist.run_park_task p WHERE" RUN_KEY("p") " RETURNING 1)"
+		" SELECT (SELECT pg_catalog.count(*) FROM checkpoints)::pg_catalog.int4,"
+		"        (SELECT pg_catalog.count(*) FROM writes)"
+		"        OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM vals)",
+		4, {ADDRESS_TYPES}, .name = "run_state.delete_run.data"
+	};
+	/* the run's row goes unless a lease or a conclusion keeps it */
+	static WlStmt forget_stmt WL_KEPT = {
+		"DELETE FROM worklist.run r WHERE" RUN_KEY("r")
+		" AND r.concluded_at IS NULL"
+		" AND NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")",
+		4, {ADDRESS_TYPES}, .name = "run_state.delete_run.forget"
+	};
+	/* kept: only that, as if it had never been written */
+	static WlStmt clear_stmt WL_KEPT = {
+		"UPDATE worklist.run r SET listed = false, checkpoint_count = 0,"
+		" latest_checkpoint_id = NULL, latest_checkpoint_at = NULL,"
+		" park_checkpoint_id = NULL, park_request = NULL, parked_at = NULL,"
+		" park_deadline = NULL, park_resolved_at = NULL,"
+		" parent_run = NULL, run_created_at = NULL"
+		" WHERE" RUN_KEY("r"),
+		4, {ADDRESS_TYPES}, .name = "run_state.delete_run.clear"
+	};
+
+	/*
+	 * The holding is superseded: a new fence nobody holds (the sequence
+	 * checked against the stored fences first, as claim_run checks it),
+	 * and an unexpired lease ends at $5.
+	 */
+	static WlStmt supersede_stmt WL_KEPT = {
+		"WITH g AS MATERIALIZED (SELECT " FENCE_SEQ_AHEAD " AS ok)"
+		" UPDATE worklist.run_claim l"
+		"    SET fence = pg_catalog.nextval('worklist.fence_seq'::pg_catalog.regclass),"
+		"        expires_at = CASE WHEN l.expires_at OPERATOR(pg_catalog.>) $5"
+		"                          THEN $5 ELSE l.expires_at END,"
+		"        released = true, reclaimed = false"
+		"   FROM g WHERE" RUN_KEY("l") " AND g.ok",
+		5, {ADDRESS_TYPES, TIMESTAMPTZOID}, .name = "run_state.delete_run.supersede"
+	};
+	RunAddress addr;
+	bool		fenced;
+	int64		fence = 0;
+	TimestampTz now;
+	char	   *caller = NULL;
+	WlSpi		spi;
+	Datum		values[5];
+	Datum		tasks = (Datum) 0;
+	bool		isnull;
+	bool		leased;
+	char	   *holder = NULL;
+	int64		current = 0;
+	TimestampTz expires_at = 0;
+	int32		checkpoints = 0;
+	int64		others = 0;
+
+	wl_run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES, WL_CLOCK(4, "now")));
+	fenced = !PG_ARGISNULL(3);
+	if (fenced)
+		fence = PG_GETARG_INT64(3);
+	now = wl_check_finite(wl_arg_time(fcinfo, 4, "now"), "now");
+	if (wl_caller_binding == WL_BINDING_MEMBER)
+	{
+		if (!fenced)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("argument \"fence\" must not be null for a member"),
+					 errdetail("A member binding deletes only a run it holds, with the fence of its lease.")));
+		caller = GetUserNameFromId(GetUserId(), false);
+	}
+	wl_run_address_values(&addr, values);
+	values[4] = TimestampTzGetDatum(now);
+
+	wl_spi_begin(&spi);
+
+	/* the tasks first, as every settlement locks them */
+	if (wl_exec(&park_stmt, values, NULL, false, 0) > 0)
+	{
+		tasks = wl_result_datum(0, 1, &isnull);
+		wl_lock_tasks(addr.tenant, DatumGetArrayTypeP(tasks));
+	}
+
+	/* then the lease, and the fence rule; then the run */
+	leased = wl_exec(&lease_stmt, values, NULL, false, 0) > 0;
+	if (leased)
+	{
+		holder = wl_result_cstring(0, 1);
+		current = DatumGetInt64(wl_result_datum(0, 2, &isnull));
+		expires_at = DatumGetTimestampTz(wl_result_datum(0, 3, &isnull));
+	}
+	if (fenced)
+	{
+		if (!leased || current != fence)
+		{
+			wl_count(WL_COUNT_STALE_FENCES);
+			wl_error_stale_fence(text_to_cstring(addr.run), fence, leased, current);
+		}
+		if (caller != NULL && strcmp(caller, holder) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("fence " INT64_FORMAT " of run \"%s\" is not held by the caller",
+							fence, text_to_cstring(addr.run)),
+					 errdetail("It was issued to \"%s\"; a member binding acts only on a run its own role holds.",
+							   holder)));
+	}
+	else if (leased && expires_at > now)
+		ereport(ERROR,
+				(errcode(ERRCODE_WL_STALE_FENCE),
+				 errmsg("run \"%s\" is held by \"%s\"", text_to_cstring(addr.run), holder),
+				 errdetail("The call carries no fence; the holder's fence is " INT64_FORMAT
+						   ", its lease unexpired until %s.",
+						   current, timestamptz_to_str(expires_at)),
+				 errhint("Pass the holder's fence, or wait until its lease expires.")));
+	(void) wl_exec(&run_stmt, values, NULL, false, 0);
+
+	/* the current park as it stands under the locks */
+	tasks = (Datum) 0;
+	if (wl_exec(&park_stmt, values, NULL, false, 0) > 0)
+		tasks = wl_result_datum(0, 1, &isnull);
+
+	if (wl_exec(&data_stmt, values, NULL, false, 0) == 1)
+	{
+		checkpoints = DatumGetInt32(wl_result_datum(0, 1, &isnull));
+		others = DatumGetInt64(wl_result_datum(0, 2, &isnull));
+	}
+	if (wl_exec(&forget_stmt, values, NULL, false, 0) == 0)
+		(void) wl_exec(&clear_stmt, values, NULL, false, 0);
+
+	for (int attempt = 0; leased; attempt++)
+	{
+		if (wl_exec(&supersede_stmt, values, NULL, false, 0) > 0)
+			break;
+		if (attempt >= 2)
+			elog(ERROR, "could not advance worklist.fence_seq past the stored fences");
+		wl_run_fence_catch_up();
+	}
+
+	/* its parks are gone: the withdrawal resolves none */
+	if (tasks != (Datum) 0)
+		(void) wl_withdraw_tasks(addr.tenant, DatumGetArrayTypeP(tasks), NULL, now);
+	wl_spi_end(&spi);
+
+	if (checkpoints > 0 || others > 0)
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINT_DELETED);
+	if (leased && expires_at > now)
+		wl_change_record_text(addr.tenant, WL_CHANGE_RUN_RELEASED);
+	PG_RETURN_INT32(checkpoints);
 }

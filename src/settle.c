@@ -493,3 +493,26 @@ wl_park_record(Datum *address, text *checkpoint_id, ArrayType *tasks, bool resol
 	(void) wl_exec(&forget, values, NULL, false, 0);
 	(void) wl_exec(&record, values, NULL, false, 0);
 }
+
+void
+wl_lock_tasks(text *tenant, ArrayType *ids)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT FROM worklist.task t WHERE " KEY("t") " FOR NO KEY UPDATE",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.lock_task"
+	};
+	Datum	   *names;
+	int			count;
+	Datum		values[2];
+
+	names = wl_sort_ids(ids, &count);
+	values[0] = PointerGetDatum(tenant);
+	for (int i = 0; i < count; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[1] = names[i];
+		(void) wl_exec(&stmt, values, NULL, false, 0);
+	}
+	pfree(names);
+}

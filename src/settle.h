@@ -58,6 +58,15 @@ extern int32 wl_withdraw_tasks(text *tenant, ArrayType *ids, text *run_id,
 							   TimestampTz at);
 
 /*
+ * Lock the tasks named in ids (a text[]) that exist, for the update that
+ * settles them, in wl_sort_ids order: what a verb that settles tasks it
+ * finds through a run (conclude_run) takes before it locks anything of
+ * the run, so that it keeps the order every path locks in.  SPI must be
+ * begun.
+ */
+extern void wl_lock_tasks(text *tenant, ArrayType *ids);
+
+/*
  * The elements of a text[] of task ids, without duplicates, in the order
  * every verb that locks several tasks locks them in (bytewise), so that no
  * two of them wait on each other in a circle.  *n is set to their number.

@@ -119,4 +119,14 @@ CREATE FUNCTION worklist.run_values(
 	LANGUAGE C STABLE ROWS 10;
 COMMENT ON FUNCTION worklist.run_values(text, text, text, text[], text[]) IS
 	'The channel values of a run named by (channel, version) that exist, in argument order';
+
+CREATE FUNCTION worklist.delete_run(
+	project text, session text, run text,
+	fence bigint DEFAULT NULL,
+	now timestamptz DEFAULT pg_catalog.now())
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'wl_delete_run'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.delete_run(text, text, text, bigint, timestamptz) IS
+	'Delete a run''s checkpoints, pending writes, values and parks, withdraw the tasks its park awaits, and supersede its lease with a fence nobody holds; returns checkpoints removed';
 -- @end
