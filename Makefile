@@ -32,6 +32,7 @@ OBJS = \
 	src/run.o \
 	src/run_state.o \
 	src/runlist.o \
+	src/run_queue.o \
 	src/sweep.o \
 	src/retention.o \
 	src/sweeper.o \

@@ -54,6 +54,11 @@ SELECT sum(worklist.open_count()) > 0 AS counted FROM generate_series(1, 10);
 SELECT count(*) AS overdue FROM generate_series(1, 10) g, worklist.overdue('2021-01-01');
 SELECT count(*) AS withdrawn FROM generate_series(0, 1) g, worklist.withdraw_run('run-' || g, '{}');
 SELECT count(*) AS sweeps FROM generate_series(1, 5) g, worklist.sweep('2021-01-01', 10);
+SELECT count(*) AS noted FROM generate_series(1, 60) g, worklist.note('t' || g, 'w' || g, 'a note');
+SELECT count(*) AS histories FROM generate_series(1, 60) g, worklist.task_history('t' || g);
+SELECT count(*) AS history_pages FROM generate_series(1, 60) g, worklist.task_history('t' || g, 1, 1);
+SELECT count(*) AS skipping FROM generate_series(1, 5) g,
+       worklist.claim_next('s' || g, '{r}', ARRAY['t1', 't' || (40 + g)]);
 
 -- tickets
 SELECT count(*) AS tickets FROM generate_series(1, 30) g,
@@ -163,6 +168,10 @@ INSERT INTO calls (call) VALUES
 	($$SELECT count(*) FROM worklist.held('g', 5)$$),
 	($$SELECT count(*) FROM worklist.overdue('2021-01-01', 5)$$),
 	($$SELECT worklist.open_task('few4', 'few-case', '{few}')$$),
+	($$SELECT worklist.note('few1', 'g', 'a note')$$),
+	($$SELECT count(*) FROM worklist.task_history('few1')$$),
+	($$SELECT count(*) FROM worklist.task_history('few1', 2, 2)$$),
+	($$SELECT worklist.claim_next('f', '{bulk}', '{bulk301,bulk302}')$$),
 	($$SELECT * FROM worklist.sweep('2021-01-01', 10)$$),
 	($$SELECT worklist.open_ticket('few-k', 'req', 'title', authorities => '{lead}')$$),
 	($$SELECT worklist.report('few-k', 'agent', 'working')$$),

@@ -105,7 +105,9 @@ INSERT INTO hb_baseline VALUES
 	('task_id', $$'hb_t'$$), ('idx', $${0,-1}$$), ('channels', $${a,b}$$),
 	('vals', $$ARRAY['1', '{"x": 2}']::jsonb[]$$), ('task_path', $$'hb/path'$$),
 	('versions', $${v1,v2}$$), ('before_session', 'NULL'), ('before_run', 'NULL'),
-	('before_checkpoint_id', 'NULL');
+	('before_checkpoint_id', 'NULL'),
+	-- an argument whose name means another thing for another type
+	('tasks:text[]', $${hb_task}$$);
 UPDATE hb_baseline SET expr = quote_literal(expr) WHERE expr LIKE '{%';
 
 -- ------------------------------------------------------------------
@@ -347,7 +349,11 @@ INSERT INTO hb_verb_codes VALUES
 	('put_writes', '{WL007}'),
 	('put_values', '{WL007}'),
 	('newest_checkpoints', '{WL001}'),
-	('delete_run', '{WL007}');
+	('delete_run', '{WL007}'),
+	('note', '{WL001}'),
+	('task_history', '{WL001}'),
+	('park_run', '{WL001,WL007}'),
+	('conclude_run', '{WL007}');
 
 CREATE TEMP TABLE hb_outcome (
 	verb text, signature text, arg text, class text, label text,
@@ -447,6 +453,7 @@ BEGIN
 				ELSE types[i]::text END;
 			classes := classes || cls;
 			base := base || coalesce(
+				(SELECT b.expr FROM hb_baseline b WHERE b.name = names[i] || ':' || cls),
 				(SELECT b.expr FROM hb_baseline b WHERE b.name = names[i]),
 				(SELECT x.expr FROM hb_value x WHERE x.class = cls AND x.expr <> 'NULL' ORDER BY x.ord LIMIT 1),
 				'NULL');

@@ -276,8 +276,7 @@ SELECT worklist.run_values('p', 's1', 'r1', '{a}', NULL);
 SELECT worklist.write_checkpoint('p', 's3', 'done', 'c1', '{}');
 SELECT fence AS f3 FROM worklist.claim_run('p', 's3', 'done', 'w1', '1 hour') \gset
 SELECT worklist.put_writes('p', 's3', 'done', 'c1', 't', '{0}', '{ch}', ARRAY['1']::jsonb[], fence => :f3);
-UPDATE worklist.run SET concluded_at = '2024-02-01'
- WHERE tenant = 'run_state' AND project = 'p' AND session = 's3' AND run = 'done';
+SELECT worklist.conclude_run('p', 's3', 'done', fence => :f3, now => '2024-02-01') AS withdrawn;
 SELECT worklist.put_writes('p', 's3', 'done', 'c1', 't', '{0}', '{ch}', ARRAY['1']::jsonb[]);
 \echo :LAST_ERROR_SQLSTATE
 SELECT worklist.put_writes('p', 's3', 'done', 'c1', 't', '{0}', '{ch}', ARRAY['1']::jsonb[], fence => :f3);
@@ -332,14 +331,10 @@ SELECT count(*) AS opened
   FROM unnest('{del-1,del-2,del-done,del-other}'::text[]) t, worklist.open_task(t, 'del-case', '{r}');
 SELECT (worklist.claim('del-done', 'x', '{r}')).holder AS claimed_by,
        worklist.complete('del-done', 'x', '{}') AS completed;
-SELECT worklist.write_checkpoint('p', 'sd', 'del', 'c1', '{}', created_at => '2024-03-01 10:00'),
-       worklist.write_checkpoint('p', 'sd', 'del', 'c2', '{}', created_at => '2024-03-01 11:00',
-                                 park_request => 'tasks', parked_at => '2024-03-01 11:00');
--- the park awaits tasks as park_run records them
-UPDATE worklist.run_checkpoint SET park_tasks = '{del-1,del-2,del-done}'
- WHERE tenant = 'run_state' AND session = 'sd' AND run = 'del' AND checkpoint_id = 'c2';
-INSERT INTO worklist.run_park_task (tenant, task_id, project, session, run, checkpoint_id)
-SELECT 'run_state', t, 'p', 'sd', 'del', 'c2' FROM unnest('{del-1,del-2,del-done}'::text[]) t;
+SELECT worklist.write_checkpoint('p', 'sd', 'del', 'c1', '{}', created_at => '2024-03-01 10:00');
+-- the run parks on three tasks, one of them settled already
+SELECT checkpoint_id, park_tasks
+  FROM worklist.park_run('p', 'sd', 'del', 'c2', '{del-1,del-2,del-done}', now => '2024-03-01 11:00');
 SELECT worklist.put_writes('p', 'sd', 'del', 'c2', 't', '{0,-1}', '{a,__error__}', ARRAY['1', '2']::jsonb[]),
        worklist.put_values('p', 'sd', 'del', '{a,b}', '{v1,v1}', ARRAY['1', '2']::jsonb[]);
 SELECT fence AS fd FROM worklist.claim_run('p', 'sd', 'del', 'w1', '1 hour', now => '2024-03-01 12:00') \gset
@@ -404,8 +399,7 @@ SELECT worklist.write_checkpoint('p', 'sd', 'plain', 'c9', '{}');
 SELECT checkpoint_id, parent_run FROM worklist.latest_checkpoint('p', 'sd', 'plain');
 -- a concluded run: its data goes, its conclusion stays
 SELECT worklist.write_checkpoint('p', 'sd', 'ended', 'c1', '{}');
-UPDATE worklist.run SET concluded_at = '2024-04-01'
- WHERE tenant = 'run_state' AND session = 'sd' AND run = 'ended';
+SELECT worklist.conclude_run('p', 'sd', 'ended', now => '2024-04-01') AS withdrawn;
 SELECT worklist.delete_run('p', 'sd', 'ended') AS removed;
 SELECT concluded_at, checkpoint_count, listed FROM worklist.run WHERE tenant = 'run_state' AND run = 'ended';
 SELECT worklist.put_writes('p', 'sd', 'ended', 'c1', 't', '{0}', '{a}', ARRAY['1']::jsonb[]);

@@ -38,8 +38,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "change.h"
 #include "run.h"
+#include "change.h"
 #include "sweep.h"
 
 #include "access/relation.h"
@@ -117,9 +117,10 @@ static WlStmt lock_run_stmt WL_KEPT = {
  * summary up to date.  The run row is locked, so this statement's snapshot
  * holds every other checkpoint of the run; the new newest / parked
  * checkpoint is either $5 or the newest other one.  On a 0.4 schema it
- * also stores $14 metadata and $15 parent_checkpoint_id, clears the tasks
- * of a park this checkpoint was before (a write_checkpoint park awaits no
- * task), and marks the run queued (see claim_next_run).
+ * also stores $14 metadata, $15 parent_checkpoint_id and $16 park_tasks
+ * (NULL from write_checkpoint: its park awaits no task, and an overwrite
+ * clears the tasks of a park this checkpoint was before), and marks the
+ * run queued (see claim_next_run).
  */
 #define WRITE_SQL(cols, vals, sets, runsets) \
 	"WITH prior AS (" \
@@ -165,17 +166,102 @@ static WlStmt lock_run_stmt WL_KEPT = {
 	"  park_deadline = CASE WHEN k.new_park THEN $12 ELSE k.p_deadline END," \
 	"  park_resolved_at = CASE WHEN k.new_park THEN $13 ELSE k.p_resolved END" \
 	" FROM pick k WHERE" RUN_KEY("r")
-#define WRITE_COLS_04 ", metadata, parent_checkpoint_id"
-#define WRITE_VALUES_04 ", $14, $15"
-#define WRITE_SETS_04 ", park_tasks = NULL, metadata = EXCLUDED.metadata," \
+#define WRITE_COLS_04 ", metadata, parent_checkpoint_id, park_tasks"
+#define WRITE_VALUES_04 ", $14, $15, $16"
+#define WRITE_SETS_04 ", park_tasks = EXCLUDED.park_tasks, metadata = EXCLUDED.metadata," \
 	" parent_checkpoint_id = EXCLUDED.parent_checkpoint_id"
 #define WRITE_RUN_04 " queued = true,"
+
+/*
+ * Create the run's row or lock it: ON CONFLICT DO UPDATE locks the existing
+ * row even though its WHERE lets nothing be updated.
+ */
+static WlStmt ensure_stmt WL_KEPT = {
+	"INSERT INTO worklist.run AS r (tenant, project, session, run)"
+	" VALUES ($1, $2, $3, $4)"
+	" ON CONFLICT (tenant, project, session, run)"
+	" DO UPDATE SET listed = r.listed WHERE false",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.ensure_run"
+};
+
+/* The write itself; see WRITE_SQL. */
+static WlStmt write_stmt WL_KEPT = {
+	WRITE_SQL(WRITE_COLS_04, WRITE_VALUES_04, WRITE_SETS_04, WRITE_RUN_04),
+	WL_RUN_WRITE_NARGS, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+		JSONBOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID,
+	TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, TEXTOID, TEXTARRAYOID},
+	.name = "run.write.checkpoint",
+	.sql03 = WRITE_SQL("", "", "", "")
+};
+
+bool
+wl_run_lock_row(Datum *address, bool *concluded)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT r.concluded_at FROM worklist.run r WHERE" RUN_KEY("r")
+		" FOR NO KEY UPDATE",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.lock_row",
+		.sql03 = "SELECT NULL::pg_catalog.timestamptz FROM worklist.run r WHERE" RUN_KEY("r")
+		" FOR NO KEY UPDATE"
+	};
+	bool		isnull;
+
+	*concluded = false;
+	if (wl_exec(&stmt, address, NULL, false, 0) == 0)
+		return false;
+	(void) wl_result_datum(0, 1, &isnull);
+	*concluded = !isnull;
+	return true;
+}
+
+bool
+wl_run_refuse_concluded(Datum *address)
+{
+	bool		concluded;
+	bool		isnull;
+
+	if (!wl_run_lock_row(address, &concluded))
+		return false;
+	if (concluded)
+		wl_error_run_concluded(TextDatumGetCString(address[3]),
+							   DatumGetTimestampTz(wl_result_datum(0, 1, &isnull)));
+	return true;
+}
+
+void
+wl_run_ensure(Datum *address)
+{
+	(void) wl_exec(&ensure_stmt, address, NULL, false, 0);
+}
+
+void
+wl_run_write(Datum *values, const char *nulls)
+{
+	/*
+	 * The tasks of a park this checkpoint was before no longer wait for it:
+	 * their settlements must not find it, nor retention keep them for it.
+	 * The run's row is locked, so no settlement is resolving it meanwhile.
+	 */
+	static WlStmt forget_stmt WL_KEPT = {
+		"DELETE FROM worklist.run_park_task w WHERE" RUN_KEY("w")
+		" AND w.checkpoint_id OPERATOR(pg_catalog.=) $5",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.forget_park"
+	};
+
+	if (wl_exec(&write_stmt, values, nulls, false, 0) != 1)
+		elog(ERROR, "run row vanished while locked");
+	if (wl_schema_current() && nulls[15] == 'n')
+		(void) wl_exec(&forget_stmt, values, NULL, false, 0);
+}
 
 /*
  * worklist.write_checkpoint(project, session, run, checkpoint_id, body,
  *		fence, parent_run, created_at, run_created_at, park_request,
  *		parked_at, park_deadline, park_resolved_at, metadata,
  *		parent_checkpoint_id) RETURNS void
+ *
+ * Refusals after the arguments: a concluded run (WL008, whatever the
+ * fence), then a fence other than the current one (WL007).
  */
 Datum
 wl_write_checkpoint(PG_FUNCTION_ARGS)
@@ -199,32 +285,6 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		" FOR SHARE",
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.lock_lease"
 	};
-
-	/*
-	 * Create the run's row or lock it: ON CONFLICT DO UPDATE locks the
-	 * existing row even though its WHERE lets nothing be updated.
-	 */
-	static WlStmt ensure_stmt WL_KEPT = {
-		"INSERT INTO worklist.run AS r (tenant, project, session, run)"
-		" VALUES ($1, $2, $3, $4)"
-		" ON CONFLICT (tenant, project, session, run)"
-		" DO UPDATE SET listed = r.listed WHERE false",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.ensure_run"
-	};
-
-	/*
-	 * Write the checkpoint and bring the summary up to date.  The run row
-	 * is locked, so this statement's snapshot holds every other checkpoint
-	 * of the run; the new newest / parked checkpoint is either $5 or the
-	 * newest other one.
-	 */
-	static WlStmt write_stmt WL_KEPT = {
-		WRITE_SQL(WRITE_COLS_04, WRITE_VALUES_04, WRITE_SETS_04, WRITE_RUN_04),
-		15, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-			JSONBOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, TEXTOID}, .name = "run.write.checkpoint",
-		.sql03 = WRITE_SQL("", "", "", "")
-	};
 	RunAddress addr;
 	text	   *checkpoint_id;
 	Datum		body;
@@ -236,8 +296,8 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	Datum		metadata = (Datum) 0;
 	text	   *parent_checkpoint_id = NULL;
 	WlSpi		spi;
-	Datum		values[15];
-	char		nulls[15];
+	Datum		values[WL_RUN_WRITE_NARGS];
+	char		nulls[WL_RUN_WRITE_NARGS];
 
 	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
@@ -263,12 +323,9 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	if (fenced)
 	{
 		bool		has_current = false;
-		bool		run_locked = false;
 		int64		current = 0;
 
-		if (wl_exec(&lock_fenced_stmt, values, NULL, false, 0) > 0)
-			run_locked = true;
-		else
+		if (wl_exec(&lock_fenced_stmt, values, NULL, false, 0) == 0)
 			(void) wl_exec(&fence_stmt, values, NULL, false, 0);
 		if (SPI_processed > 0)
 		{
@@ -279,17 +336,18 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 			if (has_current)
 				current = DatumGetInt64(d);
 		}
+		/* the run row, locked already when it has a lease */
+		(void) wl_run_refuse_concluded(values);
 		if (!has_current || current != fence)
 		{
 			wl_count(WL_COUNT_STALE_FENCES);
 			wl_error_stale_fence(text_to_cstring(addr.run), fence,
 								 has_current, current);
 		}
-		if (!run_locked)
-			wl_exec(&ensure_stmt, values, NULL, false, 0);
 	}
 	else
-		wl_exec(&ensure_stmt, values, NULL, false, 0);
+		(void) wl_run_refuse_concluded(values);
+	wl_run_ensure(values);
 
 	values[4] = PointerGetDatum(checkpoint_id);
 	values[5] = TimestampTzGetDatum(created_at);
@@ -309,26 +367,37 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	nulls[13] = metadata ? ' ' : 'n';
 	values[14] = PointerGetDatum(parent_checkpoint_id);
 	nulls[14] = parent_checkpoint_id ? ' ' : 'n';
-	if (wl_exec(&write_stmt, values, nulls, false, 0) != 1)
-		elog(ERROR, "run row vanished while locked");
+	values[15] = (Datum) 0;
+	nulls[15] = 'n';
+	wl_run_write(values, nulls);
 
 	wl_spi_end(&spi);
 	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINTED);
 	PG_RETURN_VOID();
 }
 
+/* One checkpoint: $1-$4 the address, $5 the checkpoint id. */
+static WlStmt read_stmt WL_KEPT = {
+	"SELECT " CHECKPOINT_ROW
+	" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5",
+	5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.read_checkpoint",
+	.sql03 = "SELECT " CHECKPOINT_ROW_03
+	" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
+};
+
+Datum
+wl_run_read_checkpoint(Datum *values, bool *isnull)
+{
+	*isnull = true;
+	if (wl_exec(&read_stmt, values, NULL, false, 0) > 0)
+		return wl_result_datum(0, 1, isnull);
+	return (Datum) 0;
+}
 
 /* worklist.read_checkpoint(project, session, run, checkpoint_id) */
 Datum
 wl_read_checkpoint(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt WL_KEPT = {
-		"SELECT " CHECKPOINT_ROW
-		" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.read_checkpoint",
-		.sql03 = "SELECT " CHECKPOINT_ROW_03
-		" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
-	};
 	RunAddress addr;
 	WlSpi		spi;
 	Datum		values[5];
@@ -340,7 +409,7 @@ wl_read_checkpoint(PG_FUNCTION_ARGS)
 	values[4] = PointerGetDatum(wl_arg_ident(fcinfo, 3, "checkpoint_id"));
 
 	wl_spi_begin(&spi);
-	if (wl_exec(&stmt, values, NULL, true, 0) > 0)
+	if (wl_exec(&read_stmt, values, NULL, true, 0) > 0)
 		result = wl_result_datum(0, 1, &isnull);
 	wl_spi_end(&spi);
 
@@ -575,72 +644,44 @@ flush_fence_sequence(void)
 }
 
 /*
- * worklist.claim_run(project, session, run, holder, ttl, now)
- *		RETURNS worklist.run_lease
+ * The claim: ok says the next value of the sequence is above every stored
+ * fence (when not, nothing is minted and the caller takes the slow path).
+ * The lease is taken when nobody holds it, the holder renews it, or it has
+ * expired (expires_at <= now); a claim that loses leaves no trace but a
+ * skipped sequence value.
  */
-Datum
-wl_claim_run(PG_FUNCTION_ARGS)
+static WlStmt claim_stmt WL_KEPT = {
+	"WITH g AS MATERIALIZED (SELECT " FENCE_SEQ_AHEAD " AS ok),"
+	" mk AS ("
+	"  INSERT INTO worklist.run (tenant, project, session, run)"
+	"  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING),"
+	" got AS ("
+	"  INSERT INTO worklist.run_claim AS l"
+	"   (tenant, project, session, run, holder, fence, expires_at)"
+	"  SELECT $1, $2, $3, $4, $5,"
+	"         pg_catalog.nextval('worklist.fence_seq'::pg_catalog.regclass), $7"
+	"    FROM g WHERE g.ok"
+	"  ON CONFLICT (tenant, project, session, run) DO UPDATE"
+	"   SET holder = EXCLUDED.holder, fence = EXCLUDED.fence,"
+	"       expires_at = EXCLUDED.expires_at, released = false,"
+	"       reclaimed = (l.holder OPERATOR(pg_catalog.<>) EXCLUDED.holder"
+	"                    AND NOT l.released)"
+	"   WHERE l.holder OPERATOR(pg_catalog.=) EXCLUDED.holder"
+	"      OR l.expires_at OPERATOR(pg_catalog.<=) $6"
+	"  RETURNING l.holder, l.fence, l.expires_at, l.reclaimed)"
+	" SELECT g.ok,"
+	"        CASE WHEN got.fence IS NOT NULL THEN"
+	"          ROW(got.holder, got.fence, got.expires_at)::worklist.run_lease END,"
+	"        got.reclaimed"
+	"   FROM g LEFT JOIN got ON true",
+	7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+	TIMESTAMPTZOID}, .name = "run.claim"
+};
+
+TimestampTz
+wl_run_lease_end(Interval *ttl, TimestampTz now)
 {
-	/*
-	 * ok: the next value of the sequence is above every stored fence (when
-	 * not, nothing is minted and the caller takes the slow path).  The
-	 * lease is taken when nobody holds it, the holder renews it, or it has
-	 * expired (expires_at <= now); a claim that loses leaves no trace but a
-	 * skipped sequence value.
-	 */
-	static WlStmt stmt WL_KEPT = {
-		"WITH g AS MATERIALIZED (SELECT " FENCE_SEQ_AHEAD " AS ok),"
-		" mk AS ("
-		"  INSERT INTO worklist.run (tenant, project, session, run)"
-		"  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING),"
-		" got AS ("
-		"  INSERT INTO worklist.run_claim AS l"
-		"   (tenant, project, session, run, holder, fence, expires_at)"
-		"  SELECT $1, $2, $3, $4, $5,"
-		"         pg_catalog.nextval('worklist.fence_seq'::pg_catalog.regclass), $7"
-		"    FROM g WHERE g.ok"
-		"  ON CONFLICT (tenant, project, session, run) DO UPDATE"
-		"   SET holder = EXCLUDED.holder, fence = EXCLUDED.fence,"
-		"       expires_at = EXCLUDED.expires_at, released = false,"
-		"       reclaimed = (l.holder OPERATOR(pg_catalog.<>) EXCLUDED.holder"
-		"                    AND NOT l.released)"
-		"   WHERE l.holder OPERATOR(pg_catalog.=) EXCLUDED.holder"
-		"      OR l.expires_at OPERATOR(pg_catalog.<=) $6"
-		"  RETURNING l.holder, l.fence, l.expires_at, l.reclaimed)"
-		" SELECT g.ok,"
-		"        CASE WHEN got.fence IS NOT NULL THEN"
-		"          ROW(got.holder, got.fence, got.expires_at)::worklist.run_lease END,"
-		"        got.reclaimed"
-		"   FROM g LEFT JOIN got ON true",
-		7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID}, .name = "run.claim"
-	};
-
-	/*
-	 * A run claimed on a 0.4 schema is queued (see claim_next_run); taken
-	 * after the lease, in the order every writer of a run locks, and a
-	 * write only the first time.
-	 */
-	static WlStmt queue_stmt WL_KEPT = {
-		"UPDATE worklist.run r SET queued = true"
-		" WHERE" RUN_KEY("r") " AND NOT r.queued",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.claim.queue"
-	};
-	RunAddress addr;
-	text	   *holder;
-	Interval   *ttl;
-	TimestampTz now;
 	TimestampTz expires_at;
-	WlSpi		spi;
-	Datum		values[7];
-	Datum		lease = (Datum) 0;
-	bool		lease_null = true;
-	bool		reclaimed = false;
-
-	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES, WL_ACTOR(3, "holder"), WL_CLOCK(5, "now")));
-	holder = wl_arg_ident(fcinfo, 3, "holder");
-	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
-	now = wl_arg_time(fcinfo, 5, "now");
 
 	if (wl_interval_usec(ttl) <= 0)
 		wl_error_bad_arg("ttl", "must be positive");
@@ -654,26 +695,39 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	/* a ttl of mixed signs ('1 month -30 days') may still end in the past */
 	if (expires_at <= now)
 		wl_error_bad_arg("ttl", "must be positive");
+	return expires_at;
+}
 
-	address_values(&addr, values);
-	values[4] = PointerGetDatum(holder);
-	values[5] = TimestampTzGetDatum(now);
-	values[6] = TimestampTzGetDatum(expires_at);
+Datum
+wl_run_mint(Datum *values, bool *reclaimed)
+{
+	/*
+	 * A run claimed on a 0.4 schema is queued (see claim_next_run); taken
+	 * after the lease, in the order every writer of a run locks, and a
+	 * write only the first time.
+	 */
+	static WlStmt queue_stmt WL_KEPT = {
+		"UPDATE worklist.run r SET queued = true"
+		" WHERE" RUN_KEY("r") " AND r.queued IS NOT TRUE",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.claim.queue"
+	};
+	Datum		lease = (Datum) 0;
+	bool		lease_null = true;
 
-	wl_spi_begin(&spi);
+	*reclaimed = false;
 	for (int attempt = 0;; attempt++)
 	{
 		bool		isnull;
 		bool		ok;
 
-		if (wl_exec(&stmt, values, NULL, false, 0) != 1)
+		if (wl_exec(&claim_stmt, values, NULL, false, 0) != 1)
 			elog(ERROR, "claim statement returned no row");
 		ok = DatumGetBool(wl_result_datum(0, 1, &isnull));
 		if (ok)
 		{
 			Datum		r = wl_result_datum(0, 3, &isnull);
 
-			reclaimed = !isnull && DatumGetBool(r);
+			*reclaimed = !isnull && DatumGetBool(r);
 			lease = wl_result_datum(0, 2, &lease_null);
 			break;
 		}
@@ -681,13 +735,16 @@ wl_claim_run(PG_FUNCTION_ARGS)
 			elog(ERROR, "could not advance worklist.fence_seq past the stored fences");
 		mint_guard_slow_path();
 	}
-	if (!lease_null && wl_schema_current())
-		(void) wl_exec(&queue_stmt, values, NULL, false, 0);
-	wl_spi_end(&spi);
-
 	if (lease_null)
-		PG_RETURN_NULL();
+		return (Datum) 0;
+	if (wl_schema_current())
+		(void) wl_exec(&queue_stmt, values, NULL, false, 0);
+	return lease;
+}
 
+void
+wl_run_claimed(text *tenant, bool reclaimed)
+{
 	flush_fence_sequence();
 
 	/*
@@ -703,7 +760,47 @@ wl_claim_run(PG_FUNCTION_ARGS)
 
 	if (reclaimed)
 		wl_count(WL_COUNT_LEASE_RECLAIMS);
-	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CLAIMED);
+	wl_change_record_text(tenant, WL_CHANGE_RUN_CLAIMED);
+}
+
+/*
+ * worklist.claim_run(project, session, run, holder, ttl, now)
+ *		RETURNS worklist.run_lease
+ *
+ * A concluded run is refused (WL008) whether or not the lease was free:
+ * the run row is locked after the lease, so a conclusion that commits
+ * first is seen, and one that comes second waits for the claim.
+ */
+Datum
+wl_claim_run(PG_FUNCTION_ARGS)
+{
+	RunAddress addr;
+	text	   *holder;
+	Interval   *ttl;
+	TimestampTz now;
+	WlSpi		spi;
+	Datum		values[7];
+	Datum		lease;
+	bool		reclaimed = false;
+
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES, WL_ACTOR(3, "holder"), WL_CLOCK(5, "now")));
+	holder = wl_arg_ident(fcinfo, 3, "holder");
+	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
+	now = wl_arg_time(fcinfo, 5, "now");
+
+	address_values(&addr, values);
+	values[4] = PointerGetDatum(holder);
+	values[5] = TimestampTzGetDatum(now);
+	values[6] = TimestampTzGetDatum(wl_run_lease_end(ttl, now));
+
+	wl_spi_begin(&spi);
+	lease = wl_run_mint(values, &reclaimed);
+	(void) wl_run_refuse_concluded(values);
+	wl_spi_end(&spi);
+
+	if (lease == (Datum) 0)
+		PG_RETURN_NULL();
+	wl_run_claimed(addr.tenant, reclaimed);
 	PG_RETURN_DATUM(lease);
 }
 
@@ -755,40 +852,10 @@ wl_release_run(PG_FUNCTION_ARGS)
 }
 
 /*
- * The purge of one run (address $1..$4, judged at $5): it goes when it has
- * no lease at all, or a lease this statement could lock (a lease somebody
- * holds locked -- a claim, a fenced write -- is passed over) that has
- * expired; on a 0.4 schema its pending writes and values go too
- * (PURGE_STATE).
- */
-#define PURGE_SQL(state) \
-	"WITH leased AS (" \
-	"  SELECT l.expires_at FROM worklist.run_claim l WHERE" RUN_KEY("l") \
-	"   FOR UPDATE OF l SKIP LOCKED)," \
-	" doomed AS (" \
-	"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")" \
-	"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at OPERATOR(pg_catalog.<=) $5))," \
-	" checkpoints AS (" \
-	"  DELETE FROM worklist.run_checkpoint k WHERE" RUN_KEY("k") \
-	"   AND EXISTS (SELECT FROM doomed))," state \
-	" leases AS (" \
-	"  DELETE FROM worklist.run_claim l WHERE" RUN_KEY("l") \
-	"   AND EXISTS (SELECT FROM doomed))" \
-	" DELETE FROM worklist.run r WHERE" RUN_KEY("r") \
-	" AND EXISTS (SELECT FROM doomed)"
-#define PURGE_STATE \
-	" writes AS (" \
-	"  DELETE FROM worklist.run_pending_write w WHERE" RUN_KEY("w") \
-	"   AND EXISTS (SELECT FROM doomed))," \
-	" vals AS (" \
-	"  DELETE FROM worklist.run_channel_value v WHERE" RUN_KEY("v") \
-	"   AND EXISTS (SELECT FROM doomed)),"
-
-/*
  * The purge of old runs (declared in sweep.h; run by retention.c): up to
  * lim of the tenant's runs whose newest checkpoint was written at or before
- * before, oldest first, with their checkpoints, pending writes, values and
- * lease, unless the lease is live at now.  A run's checkpoints and lease are locked in the order
+ * before, oldest first, with their checkpoints, parks, pending writes,
+ * values and lease, unless the lease is live at now.  A run's checkpoints and lease are locked in the order
  * fenced writes take them (lease, then run) or not at all (SKIP LOCKED), so
  * the purge never deadlocks with a writer; the fence sequence is not
  * touched, so fences never rewind.  Returns how many runs went.
@@ -796,21 +863,54 @@ wl_release_run(PG_FUNCTION_ARGS)
 uint64
 wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 {
+#define PURGE_PICK(keep) \
+		"SELECT r.project, r.session, r.run FROM worklist.run r" \
+		" WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.listed" \
+		"   AND r.latest_checkpoint_at OPERATOR(pg_catalog.<=) $2" keep \
+		" ORDER BY r.latest_checkpoint_at LIMIT $3" \
+		" FOR UPDATE OF r SKIP LOCKED"
+	/* (0.4) a run whose current park is outstanding at now ($4) stays */
 	static WlStmt pick WL_KEPT = {
-		"SELECT r.project, r.session, r.run FROM worklist.run r"
-		" WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.listed"
-		"   AND r.latest_checkpoint_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY r.latest_checkpoint_at LIMIT $3"
-		" FOR UPDATE OF r SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.runs.pick"
+		PURGE_PICK(" AND NOT (r.park_checkpoint_id IS NOT NULL AND r.park_resolved_at IS NULL"
+				   "  AND (r.park_deadline IS NULL OR r.park_deadline OPERATOR(pg_catalog.>) $4))"),
+		4, {TEXTOID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID},
+		.generic = true, .name = "retention.purge.runs.pick",
+		.sql03 = PURGE_PICK("")
 	};
 
+	/*
+	 * A run goes when it has no lease at all, or a lease this statement
+	 * could lock (a lease somebody holds locked -- a claim, a fenced write
+	 * -- is passed over) that has expired.
+	 */
+#define PURGE_RUN(parks) \
+		"WITH leased AS (" \
+		"  SELECT l.expires_at FROM worklist.run_claim l WHERE" RUN_KEY("l") \
+		"   FOR UPDATE OF l SKIP LOCKED)," \
+		" doomed AS (" \
+		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")" \
+		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at OPERATOR(pg_catalog.<=) $5))," \
+		" checkpoints AS (" \
+		"  DELETE FROM worklist.run_checkpoint k WHERE" RUN_KEY("k") \
+		"   AND EXISTS (SELECT FROM doomed))," \
+		" leases AS (" \
+		"  DELETE FROM worklist.run_claim l WHERE" RUN_KEY("l") \
+		"   AND EXISTS (SELECT FROM doomed))" parks \
+		" DELETE FROM worklist.run r WHERE" RUN_KEY("r") \
+		" AND EXISTS (SELECT FROM doomed)"
 	static WlStmt purge WL_KEPT = {
-		PURGE_SQL(PURGE_STATE),
+		PURGE_RUN(", parks AS ("
+				  "  DELETE FROM worklist.run_park_task w WHERE" RUN_KEY("w")
+				  "   AND EXISTS (SELECT FROM doomed)),"
+				  " writes AS ("
+				  "  DELETE FROM worklist.run_pending_write w WHERE" RUN_KEY("w")
+				  "   AND EXISTS (SELECT FROM doomed)),"
+				  " vals AS ("
+				  "  DELETE FROM worklist.run_channel_value v WHERE" RUN_KEY("v")
+				  "   AND EXISTS (SELECT FROM doomed))"),
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID},
 		.generic = true, .name = "retention.purge.runs.delete",
-		.sql03 = PURGE_SQL("")
+		.sql03 = PURGE_RUN("")
 	};
 	Datum		values[5];
 	uint64		n;
@@ -822,6 +922,7 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(before);
 	values[2] = Int32GetDatum(lim);
+	values[3] = TimestampTzGetDatum(now);
 	n = wl_exec(&pick, values, NULL, false, 0);
 	projects = wl_result_column(n, 1);
 	sessions = wl_result_column(n, 2);

@@ -61,16 +61,6 @@ PG_FUNCTION_INFO_V1(wl_delete_run);
  * ----------
  */
 
-/* Refuse (WL008) a write of a run that was concluded at concluded_at. */
-static void
-refuse_concluded(const RunAddress *addr, TimestampTz concluded_at)
-{
-	ereport(ERROR,
-			(errcode(MAKE_SQLSTATE('W', 'L', '0', '0', '8')),
-			 errmsg("run \"%s\" is concluded", text_to_cstring(addr->run)),
-			 errdetail("It was concluded at %s.", timestamptz_to_str(concluded_at))));
-}
-
 /*
  * Before a write of run addr (values: its address as $1..$4): lock the
  * run's lease FOR SHARE when the write is fenced, then its row FOR NO KEY
@@ -93,22 +83,12 @@ lock_for_write(const RunAddress *addr, Datum *values, bool fenced, int64 fence)
 		" FOR SHARE",
 		4, {ADDRESS_TYPES}, .name = "run_state.write.lock_lease"
 	};
-	static WlStmt lock_run_stmt WL_KEPT = {
-		"SELECT r.concluded_at FROM worklist.run r WHERE" RUN_KEY("r")
-		" FOR NO KEY UPDATE",
-		4, {ADDRESS_TYPES}, .name = "run_state.write.lock_run"
-	};
 	bool		isnull;
 	Datum		d;
 
 	if (!fenced)
 	{
-		if (wl_exec(&lock_run_stmt, values, NULL, false, 0) > 0)
-		{
-			d = wl_result_datum(0, 1, &isnull);
-			if (!isnull)
-				refuse_concluded(addr, DatumGetTimestampTz(d));
-		}
+		(void) wl_run_refuse_concluded(values);
 		return;
 	}
 
@@ -118,7 +98,7 @@ lock_for_write(const RunAddress *addr, Datum *values, bool fenced, int64 fence)
 
 		d = wl_result_datum(0, 2, &isnull);
 		if (!isnull)
-			refuse_concluded(addr, DatumGetTimestampTz(d));
+			wl_error_run_concluded(text_to_cstring(addr->run), DatumGetTimestampTz(d));
 		current = DatumGetInt64(wl_result_datum(0, 1, &isnull));
 		if (current == fence)
 			return;
@@ -208,7 +188,8 @@ wl_latest_checkpoint(PG_FUNCTION_ARGS)
 	" WHERE c.tenant OPERATOR(pg_catalog.=) $1" \
 	"   AND c.project OPERATOR(pg_catalog.=) $2" \
 	"   AND ($5::pg_catalog.jsonb IS NULL" \
-	"        OR c.metadata OPERATOR(pg_catalog.@>) $5::pg_catalog.jsonb)"
+	"        OR COALESCE(c.metadata, '{}'::pg_catalog.jsonb)" \
+	"           OPERATOR(pg_catalog.@>) $5::pg_catalog.jsonb)"
 #define NEWEST_SCOPE_P ""
 #define NEWEST_SCOPE_PS " AND c.session OPERATOR(pg_catalog.=) $3"
 #define NEWEST_SCOPE_PSR \

@@ -6,6 +6,13 @@
  *	  resolution of the parks of runs that await it.  Beneath the task verbs
  *	  and the run verbs alike, so that neither concept calls the other.
  *
+ * The task verbs and the sweep do not call wl_task_event and
+ * wl_task_settled themselves: every change of a task goes through
+ * wl_task_changed() (task.h), which appends the event and, for a change
+ * that settles the task, resolves its parks, in the change's transaction.
+ * A new task verb does the same.  Only wl_withdraw_tasks, which the run
+ * verbs call too, settles tasks here, doing what wl_task_changed does.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef WORKLIST_SETTLE_H

@@ -45,6 +45,7 @@
 #define ERRCODE_WL_ALREADY_CLAIMED	MAKE_SQLSTATE('W','L','0','0','5')
 #define ERRCODE_WL_NOT_HELD			MAKE_SQLSTATE('W','L','0','0','6')
 #define ERRCODE_WL_STALE_FENCE		MAKE_SQLSTATE('W','L','0','0','7')
+#define ERRCODE_WL_RUN_CONCLUDED	MAKE_SQLSTATE('W','L','0','0','8')
 
 /* Longest identifier accepted, in characters. */
 #define WL_IDENT_MAX		256
@@ -78,6 +79,10 @@ extern void wl_error_already_claimed(const char *id, const char *holder) pg_attr
 extern void wl_error_not_held(const char *id, const char *actor, const char *holder) pg_attribute_noreturn();
 extern void wl_error_stale_fence(const char *run, int64 fence,
 								 bool has_current, int64 current) pg_attribute_noreturn();
+/* an unfenced park or conclusion of a run somebody holds (WL007) */
+extern void wl_error_run_held(const char *run, const char *holder, int64 fence,
+							  TimestampTz expires_at) pg_attribute_noreturn();
+extern void wl_error_run_concluded(const char *run, TimestampTz at) pg_attribute_noreturn();
 extern void wl_error_bad_arg(const char *argname, const char *why) pg_attribute_noreturn();
 
 /* ----------
@@ -207,7 +212,10 @@ extern void wl_tenant_cache_reset(void);
 extern void wl_require_binding(WlBinding at_least, const char *verb);
 /* Is the tenant reached only through worklist.open_tenants (unbound)? */
 extern bool wl_tenant_open_only(const char *tenant);
-/* Is erase_tenant() running in this backend?  (Lets it past append-only.) */
+/*
+ * Is erase_tenant(), or the purge of tasks, running in this backend?  (Lets
+ * it past append-only.)
+ */
 extern bool wl_erasing;
 
 /*

@@ -22,6 +22,7 @@
 DO $replaced$
 DECLARE
 	replaced CONSTANT text[] := ARRAY[
+		'function worklist.claim_next(text, text[])',
 		'function worklist.write_checkpoint(text, text, text, text, jsonb, bigint, text, timestamptz, timestamptz, text, timestamptz, timestamptz, timestamptz)',
 		'function worklist.list_durable_runs(text, text, text, worklist.park_state[], boolean, integer, text, timestamptz)'
 	]::text[];
