@@ -52,9 +52,6 @@ PG_FUNCTION_INFO_V1(wl_claim_next_run);
 PG_FUNCTION_INFO_V1(wl_conclude_run);
 
 #define EQ " OPERATOR(pg_catalog.=) "
-#define RUN_KEY(a) \
-	" " a ".tenant" EQ "$1 AND " a ".project" EQ "$2 AND " \
-	a ".session" EQ "$3 AND " a ".run" EQ "$4"
 
 /*
  * Which runs claim_next_run considers; the partial indexes of
