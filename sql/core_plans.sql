@@ -111,7 +111,8 @@ SELECT count(*) AS newest_after_run FROM generate_series(1, 5) g,
        worklist.newest_checkpoints('p', 's' || (g % 4), 'r' || g, before_checkpoint_id => 'c9');
 SELECT sum(worklist.delete_run('p', 's' || (g % 4), 'r' || g)) AS runs_deleted FROM generate_series(31, 40) g;
 SELECT count(*) AS parked FROM generate_series(1, 10) g,
-       worklist.park_run('p', 's' || (g % 4), 'r' || g, 'pk', ARRAY['t' || (40 + g)]);
+       worklist.park_run('p', 's' || (g % 4), 'r' || g, 'pk', ARRAY['t' || (40 + g)],
+                         fence => (SELECT l.fence FROM worklist.claim_run('p', 's' || (g % 4), 'r' || g, 'w', '1 hour') l));
 SELECT count(c.run) AS next FROM generate_series(1, 10) g, worklist.claim_next_run('p', 'n' || g, '1 hour') c;
 SELECT count(c.run) AS next_in_session FROM generate_series(1, 4) g,
        worklist.claim_next_run('p', 'm' || g, '1 hour', 's' || g) c;
