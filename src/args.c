@@ -41,6 +41,21 @@ wl_args_init(void)
 							NULL, NULL, NULL);
 }
 
+/* A jsonb value at most worklist.max_document_size bytes (54000); returns d. */
+static Datum
+wl_check_document(Datum d, const char *argname)
+{
+	Size		size = toast_raw_datum_size(d) - VARHDRSZ;
+
+	if (size > (Size) max_document_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("argument \"%s\" is too large", argname),
+				 errdetail("The document takes %zu bytes; worklist.max_document_size is %d bytes.",
+						   size, max_document_size)));
+	return d;
+}
+
 /* Is a string of len bytes longer than WL_IDENT_MAX characters? */
 static bool
 ident_too_long(const char *s, Size len)
@@ -112,26 +127,43 @@ wl_arg_ident_opt(FunctionCallInfo fcinfo, int argno, const char *argname)
 	return wl_arg_ident(fcinfo, argno, argname);
 }
 
-ArrayType *
-wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
-			  bool allow_empty)
+/*
+ * An array argument: not NULL, one-dimensional, of elements of type elemtype
+ * (named typname in the message), at most WL_ARRAY_MAX of them, none NULL.
+ * Its elements are set in *elems, their number in *n.
+ */
+static ArrayType *
+arg_array(FunctionCallInfo fcinfo, int argno, const char *argname,
+		  Oid elemtype, const char *typname, Datum **elems, int *n)
 {
 	ArrayType  *arr;
-	Datum	   *elems;
 	bool	   *nulls;
-	int			n;
 
 	if (PG_ARGISNULL(argno))
 		wl_error_bad_arg(argname, "must not be null");
 	arr = PG_GETARG_ARRAYTYPE_P(argno);
 	if (ARR_NDIM(arr) > 1)
 		wl_error_bad_arg(argname, "must be a one-dimensional array");
-	if (ARR_ELEMTYPE(arr) != TEXTOID)
-		wl_error_bad_arg(argname, "must be an array of text");
+	if (ARR_ELEMTYPE(arr) != elemtype)
+		wl_error_bad_arg(argname, psprintf("must be an array of %s", typname));
 	wl_check_array_size(arr, argname, WL_ARRAY_MAX);
 
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &n);
+	deconstruct_array(arr, elemtype, -1, false, TYPALIGN_INT, elems, &nulls, n);
+	for (int i = 0; i < *n; i++)
+		if (nulls[i])
+			wl_error_bad_arg(argname, "must not contain null elements");
+	pfree(nulls);
+	return arr;
+}
+
+ArrayType *
+wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
+			  bool allow_empty)
+{
+	Datum	   *elems;
+	int			n;
+	ArrayType  *arr = arg_array(fcinfo, argno, argname, TEXTOID, "text", &elems, &n);
+
 	if (n == 0 && !allow_empty)
 		wl_error_bad_arg(argname, "must not be empty");
 	for (int i = 0; i < n; i++)
@@ -139,8 +171,6 @@ wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
 		text	   *t;
 		Size		len;
 
-		if (nulls[i])
-			wl_error_bad_arg(argname, "must not contain null elements");
 		t = DatumGetTextPP(elems[i]);
 		len = VARSIZE_ANY_EXHDR(t);
 		if (len == 0)
@@ -150,7 +180,19 @@ wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
 							 "must not contain elements longer than 256 characters");
 	}
 	pfree(elems);
-	pfree(nulls);
+	return arr;
+}
+
+ArrayType *
+wl_arg_documents(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	Datum	   *elems;
+	int			n;
+	ArrayType  *arr = arg_array(fcinfo, argno, argname, JSONBOID, "jsonb", &elems, &n);
+
+	for (int i = 0; i < n; i++)
+		(void) wl_check_document(elems[i], argname);
+	pfree(elems);
 	return arr;
 }
 
@@ -236,17 +278,9 @@ wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname,
 Datum
 wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname)
 {
-	Datum		d = wl_arg_required(fcinfo, argno, argname);
-	Size		size = toast_raw_datum_size(d) - VARHDRSZ;
-
-	if (size > (Size) max_document_size)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("argument \"%s\" is too large", argname),
-				 errdetail("The document takes %zu bytes; worklist.max_document_size is %d bytes.",
-						   size, max_document_size)));
-	return d;
+	return wl_check_document(wl_arg_required(fcinfo, argno, argname), argname);
 }
+
 
 /* ----------
  * Instants and intervals

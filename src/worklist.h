@@ -150,6 +150,12 @@ extern text *wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname
 						 bool required);
 /* A jsonb document: not NULL, at most worklist.max_document_size bytes (54000). */
 extern Datum wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname);
+/*
+ * A jsonb[] of documents: not NULL, one-dimensional, at most 1000 elements
+ * (22023), none NULL (22023) or larger than worklist.max_document_size
+ * (54000).
+ */
+extern ArrayType *wl_arg_documents(FunctionCallInfo fcinfo, int argno, const char *argname);
 
 /* ----------
  * Tenancy (tenant.c, binding.c) and trust (trust.c)
@@ -204,7 +210,11 @@ extern bool wl_erasing;
  *	 WL_TRUST_WRITE	the verb writes: the current role is not a group (no
  *					role is a member of it), and the statement started
  *					within worklist.max_clock_skew of the transaction's
- *					now().  Every verb that changes anything lists it first.
+ *					now().  Every verb that changes anything lists it first;
+ *	 WL_TRUST_RECEIVER	the argument names whom work is passed to: an
+ *					existing role that is not a group, and every element
+ *					of the text[] argument roles_argno names a role that
+ *					role is a member of.
  */
 typedef enum WlTrustKind
 {
@@ -212,7 +222,8 @@ typedef enum WlTrustKind
 	WL_TRUST_WRITE,
 	WL_TRUST_ACTOR,
 	WL_TRUST_ROLES,
-	WL_TRUST_CLOCK
+	WL_TRUST_CLOCK,
+	WL_TRUST_RECEIVER
 } WlTrustKind;
 
 typedef struct WlTrustArg
@@ -220,12 +231,16 @@ typedef struct WlTrustArg
 	WlTrustKind kind;
 	int			argno;
 	const char *argname;
+	int			roles_argno;	/* WL_TRUST_RECEIVER: the receiver's roles */
+	const char *roles_argname;
 } WlTrustArg;
 
 #define WL_WRITES				{WL_TRUST_WRITE, -1, NULL}
 #define WL_ACTOR(argno, name)	{WL_TRUST_ACTOR, (argno), (name)}
 #define WL_ROLES(argno, name)	{WL_TRUST_ROLES, (argno), (name)}
 #define WL_CLOCK(argno, name)	{WL_TRUST_CLOCK, (argno), (name)}
+#define WL_RECEIVER(argno, name, roles_argno, roles_name) \
+	{WL_TRUST_RECEIVER, (argno), (name), (roles_argno), (roles_name)}
 #define WL_TRUST(...)	((const WlTrustArg[]) {__VA_ARGS__, {WL_TRUST_END, 0, NULL}})
 
 /* Defines worklist.max_clock_skew. */
