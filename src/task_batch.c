@@ -22,9 +22,10 @@
  * the array; the second statement settles the tasks held by the actor, all
  * at once.
  *
- * Every task claimed or settled appends its event to its history in the
- * same transaction (settle.c), a settlement resolves the parks that await
- * the task, and each is notified and counted as the single verb's would be.
+ * Every task claimed or settled goes through wl_task_changed (task.c): its
+ * event in its history in the same transaction, for a settlement the
+ * parks that await the task resolved, and its notification; each is
+ * counted as the single verb's would be.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,22 +43,10 @@
 PG_FUNCTION_INFO_V1(wl_claim_many);
 PG_FUNCTION_INFO_V1(wl_complete_many);
 
-/*
- * A change of task (tenant, id) made: its event in the history, at the
- * transaction's now() (neither verb has a clock of its own), the parks it
- * resolves when it settles the task, and its notification.  SPI must be
- * begun.
- */
-static void
-changed(text *tenant, text *id, const char *event, text *actor, WlChange change)
-{
-	TimestampTz at = GetCurrentTransactionStartTimestamp();
-
-	(void) wl_task_event(tenant, id, event, actor, at, NULL);
-	if (change == WL_CHANGE_TASK_COMPLETED)
-		wl_task_settled(tenant, id, at);
-	wl_task_changed(tenant, change);
-}
+/* A change of task (tenant, id) made, judged at the transaction's now(). */
+#define CHANGED(tenant, id, event, actor) \
+	((void) wl_task_changed((tenant), (id), (event), (actor), \
+							GetCurrentTransactionStartTimestamp(), NULL))
 
 /*
  * worklist.claim_many(actor, roles, n, skip) RETURNS SETOF task
@@ -172,8 +161,7 @@ wl_claim_many(PG_FUNCTION_ARGS)
 		if (ids[i] == NULL)
 			continue;			/* the one row of a raising claim of nothing */
 		CHECK_FOR_INTERRUPTS();
-		changed(tenant, cstring_to_text(ids[i]), "claimed", actor,
-				WL_CHANGE_TASK_CLAIMED);
+		CHANGED(tenant, cstring_to_text(ids[i]), "claimed", actor);
 		claimed++;
 	}
 	wl_spi_end(&spi);
@@ -268,7 +256,7 @@ wl_complete_many(PG_FUNCTION_ARGS)
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
 	ArrayType  *ids_arr = wl_arg_idents(fcinfo, 1, "ids", true);
-	ArrayType  *decisions_arr = wl_arg_documents(fcinfo, 2, "decisions");
+	ArrayType  *decisions_arr;
 	char	   *actor_c = text_to_cstring(actor);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum	   *ids;
@@ -286,8 +274,10 @@ wl_complete_many(PG_FUNCTION_ARGS)
 	WlSpi		spi;
 
 	deconstruct_array(ids_arr, TEXTOID, -1, false, TYPALIGN_INT, &ids, NULL, &n);
-	deconstruct_array(decisions_arr, JSONBOID, -1, false, TYPALIGN_INT,
-					  &decisions, NULL, &nd);
+	nd = wl_arg_elements(fcinfo, 2, "decisions", JSONBOID, &decisions);
+	for (int i = 0; i < nd; i++)
+		wl_check_document(decisions[i], "decisions");
+	decisions_arr = PG_GETARG_ARRAYTYPE_P(2);
 	if (n != nd)
 		wl_error_bad_arg("decisions", psprintf("must have as many elements as \"ids\" (%d, not %d)", n, nd));
 	if ((twice = named_twice(ids_arr, ids, n)) != NULL)
@@ -350,8 +340,7 @@ wl_complete_many(PG_FUNCTION_ARGS)
 		for (uint64 r = 0; r < rows; r++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			changed(tenant, cstring_to_text(settled_ids[r]), "completed", actor,
-					WL_CHANGE_TASK_COMPLETED);
+			CHANGED(tenant, cstring_to_text(settled_ids[r]), "completed", actor);
 		}
 	}
 	wl_spi_end(&spi);

@@ -15,16 +15,15 @@
  * then change the row by its key, under the lock the read took: two
  * statements on every path, and one consistent story.
  *
- * Each change appends its event to the task's history in the same
- * transaction (settle.c) and is notified (change.c): handed_over, with the
+ * Each change goes through wl_task_changed (task.c), which appends its
+ * event to the task's history in the same transaction and notifies it:
+ * handed_over, with the
  * receiver as {"to": ...}, and updated, with each changed field as
  * {"field": [old, new]}.  A call that changes nothing appends nothing.
  *
  *-------------------------------------------------------------------------
  */
-#include "change.h"
 #include "hint.h"
-#include "settle.h"
 #include "task.h"
 
 #include "access/xact.h"
@@ -36,20 +35,10 @@
 PG_FUNCTION_INFO_V1(wl_hand_over);
 PG_FUNCTION_INFO_V1(wl_update_task);
 
-/*
- * A change of task (tenant, id) made: its event in the history, at the
- * transaction's now() (these verbs have no clock of their own), and its
- * notification.  SPI must be begun.
- */
-static void
-edited(text *tenant, text *id, const char *event, text *actor, Datum detail,
-	   WlChange change)
-{
-	(void) wl_task_event(tenant, id, event, actor,
-						 GetCurrentTransactionStartTimestamp(),
-						 DatumGetJsonbP(detail));
-	wl_task_changed(tenant, change);
-}
+/* A change of task (tenant, id) made, judged at the transaction's now(). */
+#define EDITED(tenant, id, event, actor, detail) \
+	((void) wl_task_changed((tenant), (id), (event), (actor), \
+							GetCurrentTransactionStartTimestamp(), (detail)))
 
 /*
  * worklist.hand_over(id, actor, to_actor, to_roles) RETURNS task
@@ -122,8 +111,8 @@ wl_hand_over(PG_FUNCTION_ARGS)
 	if (wl_exec(&give, values, NULL, false, 0) != 1)
 		elog(ERROR, "task changed under its row lock");
 	row = wl_result_datum(0, 1, &isnull);
-	edited(tenant, id, "handed_over", actor, wl_result_datum(0, 2, &isnull),
-		   WL_CHANGE_TASK_HANDED_OVER);
+	EDITED(tenant, id, "handed_over", actor,
+		   DatumGetJsonbP(wl_result_datum(0, 2, &isnull)));
 	wl_spi_end(&spi);
 	PG_RETURN_DATUM(row);
 }
@@ -226,7 +215,7 @@ wl_update_task(PG_FUNCTION_ARGS)
 		wl_hint_claimable(text_to_cstring(tenant),
 						  DatumGetInt32(wl_result_datum(0, 3, &isnull)),
 						  DatumGetTimestampTz(wl_result_datum(0, 4, &isnull)));
-	edited(tenant, id, "updated", NULL, detail, WL_CHANGE_TASK_UPDATED);
+	EDITED(tenant, id, "updated", NULL, DatumGetJsonbP(detail));
 	wl_spi_end(&spi);
 	PG_RETURN_DATUM(row);
 }
