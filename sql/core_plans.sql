@@ -182,7 +182,7 @@ INSERT INTO calls (call) VALUES
 	($$SELECT count(*) FROM worklist.held('g', 5)$$),
 	($$SELECT count(*) FROM worklist.overdue('2021-01-01', 5)$$),
 	($$SELECT worklist.open_task('few4', 'few-case', '{few}')$$),
-	($$SELECT worklist.open_task('few5', 'few-case', '{few5}', priority => 10)$$),
+	($$SELECT count(*) FROM generate_series(5, 6) g, worklist.open_task('few' || g, 'few-case', '{few5}', priority => 10)$$),
 	($$SELECT worklist.update_task('few5', priority => 11)$$),
 	($$SELECT count(*) FROM worklist.claim_many('f', '{few5}', 2)$$),
 	($$SELECT worklist.hand_over('few5', 'f', 'g', '{few5}')$$),

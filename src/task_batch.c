@@ -8,10 +8,11 @@
  *	  do in n.
  *
  * claim_many is claim_next with a LIMIT: one statement picks up to n
- * claimable rows in queue order FOR NO KEY UPDATE SKIP LOCKED and claims
- * them, so concurrent callers never get the same task and never wait on
- * each other, and it starts at the tenant's claim hint and raises it as
- * claim_next does (hint.c).
+ * claimable rows in queue order FOR NO KEY UPDATE SKIP LOCKED, so
+ * concurrent callers never get the same task and never wait on each
+ * other, and each row picked is then claimed by its key under that lock;
+ * it starts at the tenant's claim hint and raises it as claim_next does
+ * (hint.c).
  *
  * complete_many judges every pair before it changes anything, so that it
  * settles all of them or none.  Its first statement locks the named tasks
@@ -19,8 +20,7 @@
  * sorts alike), the order every verb that locks several tasks takes them
  * in, so that two of them never wait on each other in a circle; the
  * refusal, if any, is decided in C from that locked read in the order of
- * the array; the second statement settles the tasks held by the actor, all
- * at once.
+ * the array; then each task held by the actor is settled by its key.
  *
  * Every task claimed or settled goes through wl_task_changed (task.c): its
  * event in its history in the same transaction, for a settlement the
@@ -58,18 +58,14 @@ PG_FUNCTION_INFO_V1(wl_complete_many);
  */
 #define CLAIM_MANY_PICK \
 	" pick AS (" \
-	" SELECT q.id FROM worklist.task q" \
+	" SELECT q.id, " QUEUE_KEY("q") " FROM worklist.task q" \
 	"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q") \
 	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
 	"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2") \
 	"    AND NOT (q.id" EQ "ANY ($7))" \
-	"  ORDER BY " QUEUE_KEY("q") " LIMIT $8 FOR NO KEY UPDATE OF q SKIP LOCKED)," \
-	" took AS (" \
-	" UPDATE worklist.task t" SET_CLAIM("$2") \
-	"  WHERE t.tenant" EQ "$1 AND t.id" EQ "ANY (ARRAY(SELECT pick.id FROM pick))" \
-	"  RETURNING t, " NEG_PRIORITY("t") " AS neg_priority, t.created_at, t.id)"
-#define CLAIM_MANY_ORDER \
-	" ORDER BY took.neg_priority, took.created_at, took.id"
+	"  ORDER BY " QUEUE_KEY("q") " LIMIT $8 FOR NO KEY UPDATE OF q SKIP LOCKED)"
+/* pick's columns 2 to 4 are the queue key */
+#define CLAIM_MANY_ORDER " ORDER BY 2, 3, 4"
 #define CLAIM_MANY_ARGS \
 	8, {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, TIMESTAMPTZOID, TEXTOID, \
 	TEXTARRAYOID, INT4OID}
@@ -77,7 +73,7 @@ PG_FUNCTION_INFO_V1(wl_complete_many);
 Datum
 wl_claim_many(PG_FUNCTION_ARGS)
 {
-	/* columns: the task, the first claimable key (3 columns), the task's id */
+	/* columns: the id picked, its key, the first claimable key (3 columns) */
 	static WlStmt raising WL_KEPT = {
 		"WITH first AS MATERIALIZED ("
 		" SELECT " QUEUE_KEY("q") " FROM worklist.task q"
@@ -85,17 +81,27 @@ wl_claim_many(PG_FUNCTION_ARGS)
 		"    AND " FROM_KEY("q", "$4", "$5", "$6")
 		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1),"
 		CLAIM_MANY_PICK
-		" SELECT took.t, f.*, took.id FROM (SELECT) one LEFT JOIN first f ON true"
-		" LEFT JOIN took ON true" CLAIM_MANY_ORDER,
+		" SELECT pick.*, f.* FROM (SELECT) one LEFT JOIN first f ON true"
+		" LEFT JOIN pick ON true" CLAIM_MANY_ORDER,
 		CLAIM_MANY_ARGS,
 		.generic = true, .name = "task_batch.claim_many.raising"
 	};
-	/* columns: the task, its id */
+	/* columns: the id picked, its key */
 	static WlStmt stmt WL_KEPT = {
-		"WITH" CLAIM_MANY_PICK
-		" SELECT took.t, took.id FROM took" CLAIM_MANY_ORDER,
+		"WITH" CLAIM_MANY_PICK " SELECT pick.* FROM pick" CLAIM_MANY_ORDER,
 		CLAIM_MANY_ARGS,
 		.generic = true, .name = "task_batch.claim_many"
+	};
+	/*
+	 * Each task picked (and locked) claimed by its whole key: an UPDATE of
+	 * "the ids picked" is planned, on tables the planner knew as small, as
+	 * a walk of the tenant's every row.
+	 */
+	static WlStmt take WL_KEPT = {
+		"UPDATE worklist.task t" SET_CLAIM("$3")
+		" WHERE " KEY("t") " RETURNING t",
+		3, {TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "task_batch.claim_many.take"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
@@ -110,7 +116,6 @@ wl_claim_many(PG_FUNCTION_ARGS)
 	bool		raise;
 	Datum		values[8];
 	uint64		rows;
-	int			id_col;
 	char	  **ids;
 	uint32		claimed = 0;
 	WlSpi		spi;
@@ -143,25 +148,31 @@ wl_claim_many(PG_FUNCTION_ARGS)
 
 		if (rows == 0)
 			elog(ERROR, "claim_many returned no row");
-		d = wl_result_datum(0, 2, &none);
+		d = wl_result_datum(0, 5, &none);
 		if (!none)
 		{
-			char	   *id = wl_result_cstring(0, 4);
+			char	   *id = wl_result_cstring(0, 7);
 
 			first.neg_priority = DatumGetInt64(d);
-			first.created_at = DatumGetTimestampTz(wl_result_datum(0, 3, &none));
+			first.created_at = DatumGetTimestampTz(wl_result_datum(0, 6, &none));
 			strlcpy(first.id, id, sizeof(first.id));
 		}
 	}
-	id_col = raise ? 5 : 2;
-	ids = wl_result_column(rows, id_col);
-	wl_result_to_srf(fcinfo);
+	ids = wl_result_column(rows, 1);
 	for (uint64 i = 0; i < rows; i++)
 	{
+		Datum		key[3];
+
 		if (ids[i] == NULL)
 			continue;			/* the one row of a raising claim of nothing */
 		CHECK_FOR_INTERRUPTS();
-		CHANGED(tenant, cstring_to_text(ids[i]), "claimed", actor);
+		key[0] = PointerGetDatum(tenant);
+		key[1] = CStringGetTextDatum(ids[i]);
+		key[2] = PointerGetDatum(actor);
+		if (wl_exec(&take, key, NULL, false, 0) != 1)
+			elog(ERROR, "task changed under its row lock");
+		wl_result_to_srf(fcinfo);
+		CHANGED(tenant, DatumGetTextPP(key[1]), "claimed", actor);
 		claimed++;
 	}
 	wl_spi_end(&spi);
@@ -228,29 +239,32 @@ named_twice(ArrayType *arr, Datum *ids, int n)
 Datum
 wl_complete_many(PG_FUNCTION_ARGS)
 {
-	/* $2 ids, $3 actor, $4 decisions; a.i the pair's place in the arrays */
+	/*
+	 * $2 ids, $3 actor, $4 decisions; a.i the pair's place in the arrays.
+	 * Each task found by its whole key (a join of the arrays to the table
+	 * is planned, on tables the planner knew as small, as a walk of the
+	 * tenant's every row), and locked in the order of the ids.
+	 */
 	static WlStmt lock WL_KEPT = {
-		"SELECT a.i, " PENDING("t") ", $3" EQ "ANY (t.excluded), t.holder,"
-		" t.state" EQ STATE("completed") " AND t.decided_by" EQ "$3"
-		"  AND t.decision" EQ "a.decision"
-		" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($4))"
+		"SELECT s.i, l.* FROM (SELECT a.id, a.decision, a.i"
+		"  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($4))"
 		"  WITH ORDINALITY a(id, decision, i)"
-		" JOIN worklist.task t ON t.tenant" EQ "$1 AND t.id" EQ "a.id"
-		" ORDER BY a.id COLLATE pg_catalog.\"C\""
-		" FOR NO KEY UPDATE OF t",
+		"  ORDER BY a.id COLLATE pg_catalog.\"C\" OFFSET 0) s"
+		" CROSS JOIN LATERAL (SELECT " PENDING("t") ", $3" EQ "ANY (t.excluded), t.holder,"
+		"  t.state" EQ STATE("completed") " AND t.decided_by" EQ "$3"
+		"   AND t.decision" EQ "s.decision"
+		"  FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "s.id"
+		"  FOR NO KEY UPDATE OF t) l",
 		4, {TEXTOID, TEXTARRAYOID, TEXTOID, JSONBARRAYOID},
 		.generic = true, .name = "task_batch.complete_many.lock"
 	};
-	/* $2, $4: the pairs to settle, all of them locked and held by $3 */
+	/* one pair, locked and held by $3: by its whole key */
 	static WlStmt settle WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("completed") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL,"
-		" decided_by = $3, decision = d.decision"
-		" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($4)) d(id, decision)"
-		" WHERE t.tenant" EQ "$1 AND t.id" EQ "d.id"
-		"  AND (t.holder" EQ "$3 AND " PENDING("t") ") IS TRUE"
-		" RETURNING t.id",
-		4, {TEXTOID, TEXTARRAYOID, TEXTOID, JSONBARRAYOID},
+		" decided_by = $3, decision = $4"
+		BY_KEY("t", "t.holder" EQ "$3 AND " PENDING("t")),
+		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
 		.generic = true, .name = "task_batch.complete_many"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor")));
@@ -270,7 +284,6 @@ wl_complete_many(PG_FUNCTION_ARGS)
 	char	   *twice;
 	Datum		values[4];
 	uint64		rows;
-	char	  **settled_ids;
 	WlSpi		spi;
 
 	deconstruct_array(ids_arr, TEXTOID, -1, false, TYPALIGN_INT, &ids, NULL, &n);
@@ -327,21 +340,14 @@ wl_complete_many(PG_FUNCTION_ARGS)
 		settle_decisions[nsettle++] = decisions[i];
 	}
 
-	if (nsettle > 0)
+	for (int k = 0; k < nsettle; k++)
 	{
-		values[1] = PointerGetDatum(construct_array(settle_ids, nsettle, TEXTOID,
-													-1, false, TYPALIGN_INT));
-		values[3] = PointerGetDatum(construct_array(settle_decisions, nsettle, JSONBOID,
-													-1, false, TYPALIGN_INT));
-		rows = wl_exec(&settle, values, NULL, false, 0);
-		if (rows != (uint64) nsettle)
-			elog(ERROR, "tasks changed under their row locks");
-		settled_ids = wl_result_column(rows, 1);
-		for (uint64 r = 0; r < rows; r++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			CHANGED(tenant, cstring_to_text(settled_ids[r]), "completed", actor);
-		}
+		CHECK_FOR_INTERRUPTS();
+		values[1] = settle_ids[k];
+		values[3] = settle_decisions[k];
+		if (wl_exec(&settle, values, NULL, false, 0) != 1)
+			elog(ERROR, "task changed under its row lock");
+		CHANGED(tenant, DatumGetTextPP(settle_ids[k]), "completed", actor);
 	}
 	wl_spi_end(&spi);
 
