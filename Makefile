@@ -25,6 +25,8 @@ OBJS = \
 	src/task.o \
 	src/task_list.o \
 	src/task_sweep.o \
+	src/task_edit.o \
+	src/task_batch.o \
 	src/ticket.o \
 	src/fold.o \
 	src/fold_store.o \

@@ -46,6 +46,12 @@ SELECT count(*) AS claimed_next FROM generate_series(1, 20) g, worklist.claim_ne
 SELECT count(*) AS released FROM generate_series(1, 5) g, worklist.release('t' || g, 'w' || g);
 SELECT count(*) AS taken_over FROM generate_series(6, 10) g, worklist.take_over('t' || g, 'w' || g, 'x' || g, '{r}');
 SELECT count(*) AS completed FROM generate_series(11, 20) g, worklist.complete('t' || g, 'w' || g, '{}');
+SELECT count(*) AS handed_over FROM generate_series(6, 8) g, worklist.hand_over('t' || g, 'x' || g, 'y' || g, '{r}');
+SELECT count(*) AS updated FROM generate_series(21, 25) g, worklist.update_task('t' || g, priority => 7);
+SELECT count(*) AS claims FROM generate_series(1, 5) g, worklist.claims(10);
+SELECT count(*) AS claimed_many FROM generate_series(1, 3) g, worklist.claim_many('m' || g, '{r}', 3);
+SELECT count(*) AS completed_many FROM generate_series(7, 8) g,
+       worklist.complete_many('y' || g, ARRAY['t' || g], ARRAY['{}'::jsonb]);
 SELECT count(*) AS escalated FROM generate_series(41, 45) g, worklist.escalate('t' || g);
 SELECT count(*) AS read FROM generate_series(1, 60) g, worklist.task('t' || g);
 SELECT count(*) AS queued FROM generate_series(1, 10) g, worklist.queue('{r}');
@@ -176,6 +182,12 @@ INSERT INTO calls (call) VALUES
 	($$SELECT count(*) FROM worklist.held('g', 5)$$),
 	($$SELECT count(*) FROM worklist.overdue('2021-01-01', 5)$$),
 	($$SELECT worklist.open_task('few4', 'few-case', '{few}')$$),
+	($$SELECT count(*) FROM generate_series(5, 6) g, worklist.open_task('few' || g, 'few-case', '{few5}', priority => 10)$$),
+	($$SELECT worklist.update_task('few5', priority => 11)$$),
+	($$SELECT count(*) FROM worklist.claim_many('f', '{few5}', 2)$$),
+	($$SELECT worklist.hand_over('few5', 'f', 'g', '{few5}')$$),
+	($$SELECT count(*) FROM worklist.claims(5)$$),
+	($$SELECT count(*) FROM worklist.complete_many('g', '{few5}', ARRAY['{}'::jsonb])$$),
 	($$SELECT worklist.note('few1', 'g', 'a note')$$),
 	($$SELECT count(*) FROM worklist.task_history('few1')$$),
 	($$SELECT count(*) FROM worklist.task_history('few1', 2, 2)$$),

@@ -106,6 +106,8 @@ INSERT INTO hb_baseline VALUES
 	('vals', $$ARRAY['1', '{"x": 2}']::jsonb[]$$), ('task_path', $$'hb/path'$$),
 	('versions', $${v1,v2}$$), ('before_session', 'NULL'), ('before_run', 'NULL'),
 	('before_checkpoint_id', 'NULL'),
+	('to_actor', $$'bob'$$), ('to_roles', $${r}$$), ('n', '2'), ('skip', $${hb_free}$$),
+	('ids', $${hb_task}$$), ('decisions', $$ARRAY['{"ok": true}']::jsonb[]$$),
 	-- an argument whose name means another thing for another type
 	('tasks:text[]', $${hb_task}$$);
 UPDATE hb_baseline SET expr = quote_literal(expr) WHERE expr LIKE '{%';
@@ -353,7 +355,10 @@ INSERT INTO hb_verb_codes VALUES
 	('note', '{WL001}'),
 	('task_history', '{WL001}'),
 	('park_run', '{WL001,WL007}'),
-	('conclude_run', '{WL007}');
+	('conclude_run', '{WL007}'),
+	('hand_over', '{WL001,WL002,WL003,WL004,WL006}'),
+	('update_task', '{WL001,WL004}'),
+	('complete_many', '{WL001,WL002,WL006}');
 
 CREATE TEMP TABLE hb_outcome (
 	verb text, signature text, arg text, class text, label text,

@@ -2,8 +2,8 @@
  *
  * task_list.c
  *	  The reads of tasks: one task, the queue, a case's tasks, a holder's
- *	  inbox, the pending count, the overdue tasks and a task's history
- *	  (doc/reference.md, section 4).
+ *	  inbox, every claim (the operator's view), the pending count, the
+ *	  overdue tasks and a task's history (doc/reference.md, section 4).
  *
  * Each reads a partial index on pending rows (or the task's key), with a
  * generic plan, in the snapshot of the caller's statement.  queue starts
@@ -23,6 +23,7 @@ PG_FUNCTION_INFO_V1(wl_task);
 PG_FUNCTION_INFO_V1(wl_queue);
 PG_FUNCTION_INFO_V1(wl_for_case);
 PG_FUNCTION_INFO_V1(wl_held);
+PG_FUNCTION_INFO_V1(wl_claims);
 PG_FUNCTION_INFO_V1(wl_open_count);
 PG_FUNCTION_INFO_V1(wl_overdue);
 PG_FUNCTION_INFO_V1(wl_task_history);
@@ -163,6 +164,44 @@ wl_held(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(actor);
 	values[2] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/*
+ * worklist.claims(lim) RETURNS SETOF task
+ *
+ * Every pending task somebody holds, oldest claim first, then by id: who
+ * holds what, for an operator.  A pending task has a claimed_at exactly
+ * while it has a holder; the condition names claimed_at, so that held(),
+ * which names the holder, cannot be planned on task_claims (walking every
+ * claim for one holder's).  Not for a member binding (42501), which
+ * sees its own claims through held().
+ */
+Datum
+wl_claims(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND t.claimed_at IS NOT NULL AND " PENDING("t")
+		" ORDER BY t.claimed_at, t.id LIMIT $2",
+		2, {TEXTOID, INT4OID},
+		.generic = true, .name = "task.claims"
+	};
+	text	   *tenant = wl_tenant_enter();
+	int32		lim;
+	Datum		values[2];
+	WlSpi		spi;
+
+	wl_require_binding(WL_BINDING_SERVICE, "claims");
+	lim = wl_arg_limit(fcinfo, 0, 100, WL_LIMIT_MAX);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = Int32GetDatum(lim);
 
 	wl_spi_begin(&spi);
 	(void) wl_exec(&stmt, values, NULL, true, 0);

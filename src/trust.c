@@ -30,6 +30,10 @@
  *	 worklist.max_clock_skew after its transaction, every write of a
  *	 member is refused.
  *
+ * And a member passes work only to somebody the database knows to be
+ * eligible: the receiver of a hand-over is an existing role that is not a
+ * group, and a member of every role it is to act with.
+ *
  * Each check runs after the tenant checks and before the verb validates
  * its arguments.  An argument that is NULL or malformed is left to that
  * validation, which refuses it with 22023: a trust violation (42501) is
@@ -169,27 +173,40 @@ trust_actor(FunctionCallInfo fcinfo, int argno, const char *argname)
 		refuse(argname, "It names \"%s\"; a member acts only as itself.", actor);
 }
 
-static void
-trust_roles(FunctionCallInfo fcinfo, int argno, const char *argname)
+/*
+ * The elements of text[] argument argno, or false when it is NULL or
+ * malformed (left to argument validation).
+ */
+static bool
+role_names(FunctionCallInfo fcinfo, int argno, Datum **elems, int *n)
 {
 	ArrayType  *arr;
-	Datum	   *elems;
 	bool	   *nulls;
-	int			n;
-	Oid			me = GetUserId();
 
-	if (wl_caller_binding != WL_BINDING_MEMBER || PG_ARGISNULL(argno))
-		return;
+	if (PG_ARGISNULL(argno))
+		return false;
 	arr = PG_GETARG_ARRAYTYPE_P(argno);
 	/* malformed or oversized: an argument error, reported later */
 	if (ARR_NDIM(arr) > 1 || ARR_ELEMTYPE(arr) != TEXTOID ||
 		ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > WL_ARRAY_MAX)
+		return false;
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, elems, &nulls, n);
+	for (int i = 0; i < *n; i++)
+		if (nulls[i] || !wl_ident_valid((*elems)[i]))
+			return false;
+	return true;
+}
+
+static void
+trust_roles(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	Datum	   *elems;
+	int			n;
+	Oid			me = GetUserId();
+
+	if (wl_caller_binding != WL_BINDING_MEMBER ||
+		!role_names(fcinfo, argno, &elems, &n))
 		return;
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	/* a malformed array is an argument error, reported later */
-	for (int i = 0; i < n; i++)
-		if (nulls[i] || !wl_ident_valid(elems[i]))
-			return;
 	for (int i = 0; i < n; i++)
 	{
 		char	   *name = TextDatumGetCString(elems[i]);
@@ -306,6 +323,48 @@ trust_write(FunctionCallInfo fcinfo)
 	}
 }
 
+/*
+ * Whom a member passes work to (argument argno) must be somebody the
+ * database knows to be eligible: an existing role that is not a group
+ * (a group never acts, see above), and a member of every role of the text[]
+ * argument roles_argno it is to act with.
+ */
+static void
+trust_receiver(FunctionCallInfo fcinfo, const WlTrustArg *c)
+{
+	char	   *name;
+	char	   *member;
+	Oid			receiver;
+	Datum	   *elems;
+	int			n;
+
+	if (wl_caller_binding != WL_BINDING_MEMBER || PG_ARGISNULL(c->argno) ||
+		!wl_ident_valid(PG_GETARG_DATUM(c->argno)))
+		return;
+	name = text_to_cstring(PG_GETARG_TEXT_PP(c->argno));
+	receiver = get_role_oid(name, true);
+	if (!OidIsValid(receiver))
+		refuse(c->argname, "It names \"%s\", which is not a role of the database.", name);
+	member = some_member(receiver);
+	if (member != NULL)
+		refuse(c->argname, "It names \"%s\", a group; work is passed to a role that acts as itself.", name);
+	if (!role_names(fcinfo, c->roles_argno, &elems, &n))
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		char	   *role_name = TextDatumGetCString(elems[i]);
+		Oid			role = get_role_oid(role_name, true);
+
+		if (!OidIsValid(role) || !is_member_of_role(receiver, role))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("argument \"%s\" is not allowed for role \"%s\"", c->roles_argname,
+							GetUserNameFromId(GetUserId(), false)),
+					 errdetail("It names \"%s\", a role \"%s\" is not a member of.", role_name, name),
+					 errhint("A member binding passes work only to a role the database knows to be eligible.")));
+	}
+}
+
 text *
 wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks)
 {
@@ -326,6 +385,9 @@ wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks)
 				break;
 			case WL_TRUST_CLOCK:
 				trust_clock(fcinfo, c->argno, c->argname);
+				break;
+			case WL_TRUST_RECEIVER:
+				trust_receiver(fcinfo, c);
 				break;
 			case WL_TRUST_END:
 				break;

@@ -35,7 +35,10 @@
  *	  stats.c		worklist.stats() (9)
  *	  task.c		the verbs that change tasks, and the one place every
  *					change of a task passes (4)
- *	  task_list.c	the reads of tasks (4)
+ *	  task_batch.c	claim_many and complete_many: many tasks in one call (4)
+ *	  task_edit.c	hand_over and update_task: a pending task changed in
+ *					place (4)
+ *	  task_list.c	the reads of tasks, claims() among them (4)
  *	  task_sweep.c	the task parts of the sweep and the task purge (4, 7)
  *	  ticket.c		tickets: the append-only log, its verbs, the watchdog,
  *					the ticket purge (5)

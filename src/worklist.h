@@ -230,7 +230,11 @@ extern bool wl_erasing;
  *	 WL_TRUST_WRITE	the verb writes: the current role is not a group (no
  *					role is a member of it), and the statement started
  *					within worklist.max_clock_skew of the transaction's
- *					now().  Every verb that changes anything lists it first.
+ *					now().  Every verb that changes anything lists it first;
+ *	 WL_TRUST_RECEIVER	the argument names whom work is passed to: an
+ *					existing role that is not a group, and every element
+ *					of the text[] argument roles_argno names a role that
+ *					role is a member of.
  */
 typedef enum WlTrustKind
 {
@@ -238,7 +242,8 @@ typedef enum WlTrustKind
 	WL_TRUST_WRITE,
 	WL_TRUST_ACTOR,
 	WL_TRUST_ROLES,
-	WL_TRUST_CLOCK
+	WL_TRUST_CLOCK,
+	WL_TRUST_RECEIVER
 } WlTrustKind;
 
 typedef struct WlTrustArg
@@ -246,12 +251,16 @@ typedef struct WlTrustArg
 	WlTrustKind kind;
 	int			argno;
 	const char *argname;
+	int			roles_argno;	/* WL_TRUST_RECEIVER: the receiver's roles */
+	const char *roles_argname;
 } WlTrustArg;
 
 #define WL_WRITES				{WL_TRUST_WRITE, -1, NULL}
 #define WL_ACTOR(argno, name)	{WL_TRUST_ACTOR, (argno), (name)}
 #define WL_ROLES(argno, name)	{WL_TRUST_ROLES, (argno), (name)}
 #define WL_CLOCK(argno, name)	{WL_TRUST_CLOCK, (argno), (name)}
+#define WL_RECEIVER(argno, name, roles_argno, roles_name) \
+	{WL_TRUST_RECEIVER, (argno), (name), (roles_argno), (roles_name)}
 #define WL_TRUST(...)	((const WlTrustArg[]) {__VA_ARGS__, {WL_TRUST_END, 0, NULL}})
 
 /* Defines worklist.max_clock_skew. */

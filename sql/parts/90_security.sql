@@ -123,6 +123,9 @@ REVOKE EXECUTE ON FUNCTION worklist.erase_tenant() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.binding_changed() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.guard_truncate() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION worklist.guard_ddl() FROM PUBLIC;
+-- @since 0.4
+REVOKE EXECUTE ON FUNCTION worklist.update_task(text, int, timestamptz) FROM PUBLIC;
+-- @end
 
 -- Everybody may reach the verbs; nothing else in the schema grants PUBLIC
 -- anything.

@@ -17,7 +17,7 @@ RESET worklist.tenant;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA worklist TO sec_group;
 -- the baseline's actor and holder are alice: let the member be it
 INSERT INTO sec_baseline VALUES ('to_actor', $$'sec_bob'$$), ('to_roles', $$'{sec_group}'$$)
-	ON CONFLICT (name) DO NOTHING;
+	ON CONFLICT (name) DO UPDATE SET expr = EXCLUDED.expr;
 UPDATE sec_baseline SET expr = $$'sec_alice'$$ WHERE name IN ('actor', 'holder', 'from_actor');
 UPDATE sec_baseline SET expr = $$'{sec_group}'$$ WHERE name = 'roles';
 
@@ -51,8 +51,8 @@ SELECT is_empty($$SELECT verb, code FROM sec_group_try WHERE code <> '42501'$$,
 SELECT is_empty($$
 	SELECT v.verb, t.code, t.result
 	  FROM sec_reads v, pg_temp.sec_try(pg_temp.sec_call(v.oid), NULL, 'sec_group', 'sec_m') t
-	 WHERE t.code = '42501'$$,
-	'and it reads as before');
+	 WHERE t.code = '42501' AND v.verb <> 'claims'$$,
+	'and it reads as before (but claims, an operator''s read)');
 SELECT is((SELECT t.code || ':' || t.result
              FROM pg_temp.sec_try($$SELECT (worklist.task('sec_task')).holder$$, NULL, 'sec_group', 'sec_m') t),
 	'ok:alice', 'it sees the task it may not decide');
@@ -92,7 +92,7 @@ SELECT is_empty($$
 SELECT is_empty($$
 	SELECT v.verb, t.code, t.result
 	  FROM sec_reads v, pg_temp.sec_try(pg_temp.sec_call(v.oid), NULL, 'sec_alice', 'sec_m') t
-	 WHERE t.code = '42501'$$,
+	 WHERE t.code = '42501' AND v.verb <> 'claims'$$,
 	'and still reads (at any instant)');
 RESET worklist.max_clock_skew;
 

@@ -193,7 +193,8 @@ SELECT is(ARRAY(SELECT p.proname::text FROM pg_proc p
                    AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
                  ORDER BY 1),
 	ARRAY['erase_tenant', 'kept_statements', 'metrics_states', 'metrics_sweeper',
-	      'metrics_tenants', 'set_state', 'start_sweeper', 'sweeper_status', 'take_over'],
+	      'metrics_tenants', 'set_state', 'start_sweeper', 'sweeper_status', 'take_over',
+	      'update_task'],
 	'PUBLIC may execute every verb but the operator verbs (and the sweeper status and the metrics, for pg_monitor)');
 
 SELECT * FROM finish();

@@ -82,8 +82,8 @@ SELECT is(
 	(SELECT array_agg(c.relname::text ORDER BY c.relname)
 	   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 	  WHERE i.indrelid = 'worklist.task'::regclass AND i.indpred IS NOT NULL),
-	ARRAY['task_claim_due', 'task_claim_expiry', 'task_claimable', 'task_due', 'task_held',
-	      'task_overdue', 'task_pending_case', 'task_settled'],
+	ARRAY['task_claim_due', 'task_claim_expiry', 'task_claimable', 'task_claims', 'task_due',
+	      'task_held', 'task_overdue', 'task_pending_case', 'task_settled'],
 	'the lists and the sweep are served by partial indexes');
 SELECT is(
 	(SELECT reloptions FROM pg_class WHERE oid = 'worklist.task'::regclass),
