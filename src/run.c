@@ -62,21 +62,8 @@ PG_FUNCTION_INFO_V1(wl_prune_checkpoints);
 PG_FUNCTION_INFO_V1(wl_claim_run);
 PG_FUNCTION_INFO_V1(wl_release_run);
 
-/* The address of a run: tenant plus the first three arguments. */
-typedef struct RunAddress
-{
-	text	   *tenant;
-	text	   *project;
-	text	   *session;
-	text	   *run;
-} RunAddress;
-
-/*
- * Tenant first, then the trust checks listed (NULL: none), then project,
- * session and run (arguments 0..2).
- */
-static void
-run_address_as(FunctionCallInfo fcinfo, RunAddress *addr, const WlTrustArg *checks)
+void
+wl_run_address_as(FunctionCallInfo fcinfo, RunAddress *addr, const WlTrustArg *checks)
 {
 	static const WlTrustArg none[] = {{WL_TRUST_END, 0, NULL}};
 
@@ -86,10 +73,8 @@ run_address_as(FunctionCallInfo fcinfo, RunAddress *addr, const WlTrustArg *chec
 	addr->run = wl_arg_ident(fcinfo, 2, "run");
 }
 
-#define run_address(fcinfo, addr) run_address_as((fcinfo), (addr), NULL)
-
-static void
-address_values(const RunAddress *addr, Datum *values)
+void
+wl_run_address_values(const RunAddress *addr, Datum *values)
 {
 	values[0] = PointerGetDatum(addr->tenant);
 	values[1] = PointerGetDatum(addr->project);
@@ -97,12 +82,10 @@ address_values(const RunAddress *addr, Datum *values)
 	values[3] = PointerGetDatum(addr->run);
 }
 
-/* Where-clause fragments for the run key, aliased r / c / l. */
-#define RUN_KEY(a) \
-	" " a ".tenant OPERATOR(pg_catalog.=) $1" \
-	" AND " a ".project OPERATOR(pg_catalog.=) $2" \
-	" AND " a ".session OPERATOR(pg_catalog.=) $3" \
-	" AND " a ".run OPERATOR(pg_catalog.=) $4"
+/* the short names the verbs of this file use */
+#define run_address_as wl_run_address_as
+#define run_address wl_run_address
+#define address_values wl_run_address_values
 
 /* Lock the run's row; no row when the run does not exist. */
 static WlStmt lock_run_stmt WL_KEPT = {
@@ -315,6 +298,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	WlSpi		spi;
 	Datum		values[WL_RUN_WRITE_NARGS];
 	char		nulls[WL_RUN_WRITE_NARGS];
+	bool		exists;
 
 	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
@@ -354,7 +338,7 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 				current = DatumGetInt64(d);
 		}
 		/* the run row, locked already when it has a lease */
-		(void) wl_run_refuse_concluded(values);
+		exists = wl_run_refuse_concluded(values);
 		if (!has_current || current != fence)
 		{
 			wl_count(WL_COUNT_STALE_FENCES);
@@ -363,8 +347,14 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		}
 	}
 	else
+		exists = wl_run_refuse_concluded(values);
+	/* a run row that exists is locked now; else it is made */
+	if (!exists)
+	{
+		/* made now, or by a concurrent first write: judged again */
+		wl_run_ensure(values);
 		(void) wl_run_refuse_concluded(values);
-	wl_run_ensure(values);
+	}
 
 	values[4] = PointerGetDatum(checkpoint_id);
 	values[5] = TimestampTzGetDatum(created_at);
@@ -392,24 +382,6 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINTED);
 	PG_RETURN_VOID();
 }
-
-/*
- * The checkpoint row type, with parent_run and run_created_at of the run:
- * CHECKPOINT_ROW for this version's schema, CHECKPOINT_ROW_03 for 0.3's.
- */
-#define CHECKPOINT_ROW_OF(more) \
-	"ROW(c.project, c.session, c.run, r.parent_run, c.checkpoint_id," \
-	" c.created_at, r.run_created_at, c.body, c.park_request, c.parked_at," \
-	" c.park_deadline, c.park_resolved_at" more ")::worklist.checkpoint" \
-	" FROM worklist.run_checkpoint c" \
-	" LEFT JOIN worklist.run r ON r.tenant OPERATOR(pg_catalog.=) c.tenant" \
-	"  AND r.project OPERATOR(pg_catalog.=) c.project" \
-	"  AND r.session OPERATOR(pg_catalog.=) c.session" \
-	"  AND r.run OPERATOR(pg_catalog.=) c.run"
-#define CHECKPOINT_ROW \
-	CHECKPOINT_ROW_OF(", c.park_tasks, COALESCE(c.metadata, '{}'::pg_catalog.jsonb)," \
-					  " c.parent_checkpoint_id")
-#define CHECKPOINT_ROW_03 CHECKPOINT_ROW_OF("")
 
 /* One checkpoint: $1-$4 the address, $5 the checkpoint id. */
 static WlStmt read_stmt WL_KEPT = {
@@ -480,31 +452,42 @@ wl_list_checkpoints(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * The statement of delete_checkpoint: the summary without $5 (the newest
+ * remaining checkpoints come from the statement's snapshot, which still
+ * holds $5, hence OTHER_CTES); on a 0.4 schema the pending writes of the
+ * checkpoint go with it (WRITES_OF_GONE).
+ */
+#define DELETE_SQL(writes) \
+	"WITH gone AS (" \
+	"  DELETE FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5" \
+	"  RETURNING 1)," writes \
+	OTHER_CTES \
+	" UPDATE worklist.run r SET" \
+	"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) 1," \
+	"  listed = r.checkpoint_count OPERATOR(pg_catalog.>) 1," \
+	"  latest_checkpoint_id = (SELECT o.checkpoint_id FROM other o)," \
+	"  latest_checkpoint_at = (SELECT o.created_at FROM other o)," \
+	"  park_checkpoint_id = p.checkpoint_id, park_request = p.park_request," \
+	"  parked_at = p.parked_at, park_deadline = p.park_deadline," \
+	"  park_resolved_at = p.park_resolved_at" \
+	" FROM (SELECT) one LEFT JOIN other_park p ON true" \
+	" WHERE" RUN_KEY("r") " AND EXISTS (SELECT FROM gone)"
+#define WRITES_OF_GONE \
+	" writes AS (" \
+	"  DELETE FROM worklist.run_pending_write w" \
+	"   WHERE" RUN_KEY("w") " AND w.checkpoint_id OPERATOR(pg_catalog.=) $5" \
+	"     AND EXISTS (SELECT FROM gone)),"
+
 /* worklist.delete_checkpoint(project, session, run, checkpoint_id) */
 Datum
 wl_delete_checkpoint(PG_FUNCTION_ARGS)
 {
-	/*
-	 * The summary without $5: the newest remaining checkpoints come from
-	 * the statement's snapshot, which still holds $5, hence OTHER_CTES.
-	 */
 	static WlStmt stmt WL_KEPT = {
-		"WITH gone AS ("
-		"  DELETE FROM worklist.run_checkpoint c"
-		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
-		"  RETURNING 1),"
-		OTHER_CTES
-		" UPDATE worklist.run r SET"
-		"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) 1,"
-		"  listed = r.checkpoint_count OPERATOR(pg_catalog.>) 1,"
-		"  latest_checkpoint_id = (SELECT o.checkpoint_id FROM other o),"
-		"  latest_checkpoint_at = (SELECT o.created_at FROM other o),"
-		"  park_checkpoint_id = p.checkpoint_id, park_request = p.park_request,"
-		"  parked_at = p.parked_at, park_deadline = p.park_deadline,"
-		"  park_resolved_at = p.park_resolved_at"
-		" FROM (SELECT) one LEFT JOIN other_park p ON true"
-		" WHERE" RUN_KEY("r") " AND EXISTS (SELECT FROM gone)",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.delete_checkpoint"
+		DELETE_SQL(WRITES_OF_GONE),
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.delete_checkpoint",
+		.sql03 = DELETE_SQL("")
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -525,47 +508,59 @@ wl_delete_checkpoint(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * The statement of prune_checkpoints: everything but the newest $5 goes.
+ * What stays is newer than all that goes, so the newest checkpoint stays
+ * unless nothing does, and the park stays unless its checkpoint went (then
+ * no parked checkpoint is left).  On a 0.4 schema the pending writes of
+ * the checkpoints that go go with them (WRITES_OF_DOOMED).
+ */
+#define PRUNE_SQL(writes) \
+	"WITH doomed AS (" \
+	"  SELECT c.checkpoint_id FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") \
+	"   ORDER BY c.created_at DESC, c.checkpoint_id DESC OFFSET $5)," \
+	" gone AS (" \
+	"  DELETE FROM worklist.run_checkpoint c USING doomed d" \
+	"   WHERE" RUN_KEY("c") \
+	"     AND c.checkpoint_id OPERATOR(pg_catalog.=) d.checkpoint_id" \
+	"  RETURNING c.checkpoint_id)," \
+	writes \
+	" n AS (SELECT pg_catalog.count(*) AS n FROM gone)," \
+	" pk AS (" \
+	"  SELECT EXISTS (SELECT FROM gone g, worklist.run r" \
+	"   WHERE" RUN_KEY("r") \
+	"     AND g.checkpoint_id OPERATOR(pg_catalog.=) r.park_checkpoint_id) AS gone)," \
+	" upd AS (" \
+	"  UPDATE worklist.run r SET" \
+	"   checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) n.n," \
+	"   listed = r.checkpoint_count OPERATOR(pg_catalog.>) n.n," \
+	"   latest_checkpoint_id = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n" \
+	"     THEN r.latest_checkpoint_id END," \
+	"   latest_checkpoint_at = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n" \
+	"     THEN r.latest_checkpoint_at END," \
+	"   park_checkpoint_id = CASE WHEN p.gone THEN NULL ELSE r.park_checkpoint_id END," \
+	"   park_request = CASE WHEN p.gone THEN NULL ELSE r.park_request END," \
+	"   parked_at = CASE WHEN p.gone THEN NULL ELSE r.parked_at END," \
+	"   park_deadline = CASE WHEN p.gone THEN NULL ELSE r.park_deadline END," \
+	"   park_resolved_at = CASE WHEN p.gone THEN NULL ELSE r.park_resolved_at END" \
+	"  FROM n, pk p" \
+	"  WHERE" RUN_KEY("r") " AND n.n OPERATOR(pg_catalog.>) 0)" \
+	" SELECT n.n::pg_catalog.int4 FROM n"
+#define WRITES_OF_DOOMED \
+	" writes AS (" \
+	"  DELETE FROM worklist.run_pending_write w USING gone g" \
+	"   WHERE" RUN_KEY("w") \
+	"     AND w.checkpoint_id OPERATOR(pg_catalog.=) g.checkpoint_id),"
+
 /* worklist.prune_checkpoints(project, session, run, keep) RETURNS integer */
 Datum
 wl_prune_checkpoints(PG_FUNCTION_ARGS)
 {
-	/*
-	 * Everything but the newest $5 goes.  What stays is newer than all that
-	 * goes, so the newest checkpoint stays unless nothing does, and the park
-	 * stays unless its checkpoint went (then no parked checkpoint is left).
-	 */
 	static WlStmt stmt WL_KEPT = {
-		"WITH doomed AS ("
-		"  SELECT c.checkpoint_id FROM worklist.run_checkpoint c"
-		"   WHERE" RUN_KEY("c")
-		"   ORDER BY c.created_at DESC, c.checkpoint_id DESC OFFSET $5),"
-		" gone AS ("
-		"  DELETE FROM worklist.run_checkpoint c USING doomed d"
-		"   WHERE" RUN_KEY("c")
-		"     AND c.checkpoint_id OPERATOR(pg_catalog.=) d.checkpoint_id"
-		"  RETURNING c.checkpoint_id),"
-		" n AS (SELECT pg_catalog.count(*) AS n FROM gone),"
-		" pk AS ("
-		"  SELECT EXISTS (SELECT FROM gone g, worklist.run r"
-		"   WHERE" RUN_KEY("r")
-		"     AND g.checkpoint_id OPERATOR(pg_catalog.=) r.park_checkpoint_id) AS gone),"
-		" upd AS ("
-		"  UPDATE worklist.run r SET"
-		"   checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) n.n,"
-		"   listed = r.checkpoint_count OPERATOR(pg_catalog.>) n.n,"
-		"   latest_checkpoint_id = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n"
-		"     THEN r.latest_checkpoint_id END,"
-		"   latest_checkpoint_at = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n"
-		"     THEN r.latest_checkpoint_at END,"
-		"   park_checkpoint_id = CASE WHEN p.gone THEN NULL ELSE r.park_checkpoint_id END,"
-		"   park_request = CASE WHEN p.gone THEN NULL ELSE r.park_request END,"
-		"   parked_at = CASE WHEN p.gone THEN NULL ELSE r.parked_at END,"
-		"   park_deadline = CASE WHEN p.gone THEN NULL ELSE r.park_deadline END,"
-		"   park_resolved_at = CASE WHEN p.gone THEN NULL ELSE r.park_resolved_at END"
-		"  FROM n, pk p"
-		"  WHERE" RUN_KEY("r") " AND n.n OPERATOR(pg_catalog.>) 0)"
-		" SELECT n.n::pg_catalog.int4 FROM n",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID}, .name = "run.prune_checkpoints"
+		PRUNE_SQL(WRITES_OF_DOOMED),
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID}, .name = "run.prune_checkpoints",
+		.sql03 = PRUNE_SQL("")
 	};
 	RunAddress addr;
 	int32		keep;
@@ -663,13 +658,7 @@ flush_fence_sequence(void)
  * skipped sequence value.
  */
 static WlStmt claim_stmt WL_KEPT = {
-	"WITH g AS MATERIALIZED ("
-	"  SELECT (SELECT s.last_value OPERATOR(pg_catalog.-)"
-	"                 CASE WHEN s.is_called THEN 0 ELSE 1 END"
-	"            FROM worklist.fence_seq s)"
-	"         OPERATOR(pg_catalog.>=)"
-	"         COALESCE((SELECT pg_catalog.max(l.fence) FROM worklist.run_claim l), 0)"
-	"         AS ok),"
+	"WITH g AS MATERIALIZED (SELECT " FENCE_SEQ_AHEAD " AS ok),"
 	" mk AS ("
 	"  INSERT INTO worklist.run (tenant, project, session, run)"
 	"  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING),"
@@ -872,8 +861,8 @@ wl_release_run(PG_FUNCTION_ARGS)
 /*
  * The purge of old runs (declared in sweep.h; run by retention.c): up to
  * lim of the tenant's runs whose newest checkpoint was written at or before
- * before, oldest first, with their checkpoints and lease, unless the lease
- * is live at now.  A run's checkpoints and lease are locked in the order
+ * before, oldest first, with their checkpoints, parks, pending writes,
+ * values and lease, unless the lease is live at now.  A run's checkpoints and lease are locked in the order
  * fenced writes take them (lease, then run) or not at all (SKIP LOCKED), so
  * the purge never deadlocks with a writer; the fence sequence is not
  * touched, so fences never rewind.  Returns how many runs went.
@@ -919,6 +908,12 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	static WlStmt purge WL_KEPT = {
 		PURGE_RUN(", parks AS ("
 				  "  DELETE FROM worklist.run_park_task w WHERE" RUN_KEY("w")
+				  "   AND EXISTS (SELECT FROM doomed)),"
+				  " writes AS ("
+				  "  DELETE FROM worklist.run_pending_write w WHERE" RUN_KEY("w")
+				  "   AND EXISTS (SELECT FROM doomed)),"
+				  " vals AS ("
+				  "  DELETE FROM worklist.run_channel_value v WHERE" RUN_KEY("v")
 				  "   AND EXISTS (SELECT FROM doomed))"),
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID},
 		.generic = true, .name = "retention.purge.runs.delete",
@@ -953,4 +948,15 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 		}
 	}
 	return purged;
+}
+
+/*
+ * Move the fence sequence past the highest stored fence (declared in
+ * run.h), for a verb other than claim_run that mints a fence and found the
+ * sequence behind: see mint_guard_slow_path().
+ */
+void
+wl_run_fence_catch_up(void)
+{
+	mint_guard_slow_path();
 }

@@ -52,9 +52,6 @@ PG_FUNCTION_INFO_V1(wl_claim_next_run);
 PG_FUNCTION_INFO_V1(wl_conclude_run);
 
 #define EQ " OPERATOR(pg_catalog.=) "
-#define RUN_KEY(a) \
-	" " a ".tenant" EQ "$1 AND " a ".project" EQ "$2 AND " \
-	a ".session" EQ "$3 AND " a ".run" EQ "$4"
 
 /*
  * Which runs claim_next_run considers; the partial indexes of
@@ -197,6 +194,7 @@ wl_park_run(PG_FUNCTION_ARGS)
 	TimestampTz now;
 	bool		resolved;
 	bool		released;
+	bool		exists;
 	Lease		lease;
 	WlSpi		spi;
 	Datum		result;
@@ -253,9 +251,14 @@ wl_park_run(PG_FUNCTION_ARGS)
 
 	/* and both again, under the locks */
 	lock_lease(values, &lease);
-	(void) wl_run_refuse_concluded(values);
+	exists = wl_run_refuse_concluded(values);
 	check_fence(values, &lease, fenced, fence, now, caller);
-	wl_run_ensure(values);
+	if (!exists)
+	{
+		/* made now, or by a concurrent first write: judged again */
+		wl_run_ensure(values);
+		(void) wl_run_refuse_concluded(values);
+	}
 
 	values[4] = PointerGetDatum(checkpoint_id);
 	values[5] = TimestampTzGetDatum(now);		/* created_at */
@@ -319,6 +322,7 @@ wl_conclude_run(PG_FUNCTION_ARGS)
 	bool		isnull;
 	Datum		tasks;
 	bool		concluded;
+	bool		exists;
 	int32		withdrawn = 0;
 
 	tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_CLOCK(4, "now")));
@@ -349,14 +353,25 @@ wl_conclude_run(PG_FUNCTION_ARGS)
 	}
 
 	lock_lease(values, &lease);
-	if (wl_run_lock_row(values, &concluded) && concluded)
+	exists = wl_run_lock_row(values, &concluded);
+	if (concluded)
 	{
 		/* concluded already: nothing changes, whatever the fence */
 		wl_spi_end(&spi);
 		PG_RETURN_INT32(0);
 	}
 	check_fence(values, &lease, fenced, fence, now, caller);
-	wl_run_ensure(values);
+	if (!exists)
+	{
+		/* made now, or by a concurrent first write: judged again */
+		wl_run_ensure(values);
+		(void) wl_run_lock_row(values, &concluded);
+		if (concluded)
+		{
+			wl_spi_end(&spi);
+			PG_RETURN_INT32(0);
+		}
+	}
 	tasks = (Datum) 0;
 	if (wl_exec(&park_stmt, values, NULL, false, 0) > 0)
 		tasks = wl_result_datum(0, 1, &isnull);

@@ -264,9 +264,13 @@ static bool
 any_pending(text *tenant, Datum tasks)
 {
 	static WlStmt stmt WL_KEPT = {
+		/*
+		 * Each task by its whole key, a scalar subquery per element: a
+		 * join planned on empty tables hashed every task of the tenant.
+		 */
 		"SELECT EXISTS (SELECT FROM pg_catalog.unnest($2) a(id)"
-		" JOIN worklist.task t ON t.tenant" EQ "$1 AND t.id" EQ "a.id"
-		" WHERE " PENDING("t") ")",
+		" WHERE (SELECT " PENDING("t") " FROM worklist.task t"
+		"        WHERE t.tenant" EQ "$1 AND t.id" EQ "a.id))",
 		2, {TEXTOID, TEXTARRAYOID},
 		.generic = true, .name = "settle.any_pending"
 	};

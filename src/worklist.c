@@ -44,6 +44,9 @@
  *	  fold.c		the fold's rules (5)
  *	  run_queue.c	runs as a queue of work: park_run, claim_next_run,
  *					conclude_run (6)
+ *	  run_state.c	what an agent framework keeps beside a run's
+ *					checkpoints: the newest checkpoints, pending writes,
+ *					channel values (6)
  *	  run.c			checkpoints, leases and fences, the run purge (6)
  *	  runlist.c		list_durable_runs and its cursor (6)
  * change: what a transaction changed, recorded beneath every verb (what

@@ -104,8 +104,19 @@ extern bool wl_ident_valid(Datum d);
  */
 extern ArrayType *wl_arg_idents(FunctionCallInfo fcinfo, int argno,
 								const char *argname, bool allow_empty);
+/* The same, as its elements (palloc'd in *elems); returns how many. */
+extern int	wl_arg_ident_elements(FunctionCallInfo fcinfo, int argno,
+								  const char *argname, bool allow_empty,
+								  Datum **elems);
 /* Refuse (22023 naming the argument) an array of more than max elements. */
 extern void wl_check_array_size(ArrayType *arr, const char *argname, int max);
+/*
+ * The elements of a one-dimensional array argument of elemtype: not NULL,
+ * at most WL_ARRAY_MAX elements, none of them NULL (22023 naming the
+ * argument).  Returns how many; *elems is palloc'd.
+ */
+extern int	wl_arg_elements(FunctionCallInfo fcinfo, int argno, const char *argname,
+							Oid elemtype, Datum **elems);
 /* A "lim": NULL means dflt; anything else is clamped to [1, max]. */
 extern int32 wl_arg_limit(FunctionCallInfo fcinfo, int argno, int32 dflt, int32 max);
 /* A timestamp that must be given (a "now" or an "at"). */
@@ -153,8 +164,13 @@ extern Datum wl_arg_required(FunctionCallInfo fcinfo, int argno, const char *arg
  */
 extern text *wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname,
 						 bool required);
+/* The same, at most max characters. */
+extern text *wl_arg_text_upto(FunctionCallInfo fcinfo, int argno, const char *argname,
+							  bool required, int max);
 /* A jsonb document: not NULL, at most worklist.max_document_size bytes (54000). */
 extern Datum wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* Refuse (54000) a jsonb datum larger than worklist.max_document_size. */
+extern void wl_check_document(Datum d, const char *argname);
 /* Metadata beside a document: as wl_arg_document, NULL meaning '{}'. */
 extern Datum wl_arg_metadata(FunctionCallInfo fcinfo, int argno, const char *argname);
 
