@@ -6,14 +6,16 @@
 # Each package's tests make databases of their own (worklist_clients_*)
 # with the extension and roles of their own, and drop them at the end:
 #   - node: npm ci of clients/node (its pg), node --test of
-#     test/client.test.mjs, test/worker.test.mjs and the tests of the 0.4
-#     verbs and workers, test/v04_verbs.test.mjs, and tsc --noEmit of
+#     test/client.test.mjs, test/worker.test.mjs and test/v04_verbs.test.mjs,
+#     and tsc --noEmit of
 #     index.d.ts and test/types/check.mts (TypeScript pinned by
 #     test/types/package-lock.json, installed with npm ci into the test's
 #     directory);
 #   - python: mypy of the package (its config in pyproject.toml; Debian's
-#     mypy), and unittest of tests/test_*.py and tests/v04_verbs.py, run
-#     by Debian's python3 with psycopg2.
+#     mypy), and unittest of tests/test_*.py and tests/v04_verbs.py, run by
+#     Debian's python3 with psycopg2.
+# A test of the 0.4 verbs (test/v04_*.mjs, tests/v04_*.py) skips, saying so,
+# what the server does not have.
 #
 #   bash test/clients/run.sh
 #

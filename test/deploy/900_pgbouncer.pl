@@ -13,7 +13,10 @@
 #    login; a [databases] entry that forces a user would run every login
 #    as that user;
 #  - listeners connect directly and hear what workers do through the
-#    pooler; a listener through the pooler hears nothing.
+#    pooler; a listener through the pooler hears nothing;
+#  - the client packages (clients/node, clients/python) of two tenants,
+#    through the pooler on one server connection, each see only their own
+#    tenant.
 #
 # The pooler is started by WlDeploy::pgbouncer(), which gives the address
 # and the PG* environment a client program needs: the last section runs a
@@ -247,6 +250,92 @@ $_->{h}->kill_kill for ($direct, $pooled);
 		q{BEGIN; SELECT FROM set_config('worklist.tenant', 'beta', true);
 		  SELECT string_agg(id, ',' ORDER BY id) FROM worklist.queue('{reviewer}'); COMMIT;} ]);
 	is($stdout, 't1,t2', 'a program given only the pooler\'s PGHOST, PGPORT, PGUSER and PGDATABASE works in its tenant');
+}
+
+# --------------------------------------------------------------------
+# The client packages of two tenants through the pooler, on one server
+# connection: each Worklist / Client sets its tenant per transaction
+# --------------------------------------------------------------------
+SKIP:
+{
+	my $clients = "$FindBin::Bin/../../clients";
+	my ($which) = run_command([ 'sh', '-c', 'command -v node; command -v npm' ]);
+	skip 'no node or npm for clients/node', 4 unless $which =~ /node.*\n.*npm/s;
+	# a copy of the Node package with its one dependency (pg), installed
+	# from its lock file
+	my $pkg = PostgreSQL::Test::Utils::tempdir('node-client');
+	system('cp', '-r', "$clients/node/index.js", "$clients/node/lib",
+		"$clients/node/package.json", "$clients/node/package-lock.json", $pkg) == 0
+	  or die 'cp of clients/node failed';
+	my ($npm_out, $npm_err) = run_command([ 'sh', '-c',
+		"cd '$pkg' && npm ci --no-audit --no-fund --loglevel=error" ]);
+	note "npm ci: $npm_err" if $npm_err ne '';
+
+	local %ENV = (%ENV, $pooler->env('app'));
+	delete $ENV{PGOPTIONS};
+	# Node: both tenants' calls interleaved (each pool has two client
+	# connections to the pooler), the same task ids in both tenants
+	my $node_prog = q{
+		import { Worklist } from './index.js';
+		const wls = ['acme', 'beta'].map((tenant) => new Worklist({ tenant, max: 2 }));
+		await Promise.all([...Array(20).keys()].map((i) => wls[i % 2].openTask(
+			`node-${i >> 1}`, 'pooled', ['reviewer'], { payload: { tenant: wls[i % 2].tenant } })));
+		const out = {};
+		for (const wl of wls) {
+			const seen = await Promise.all([wl.forCase('pooled'), wl.task('node-0'), wl.channel()]);
+			out[wl.tenant] = seen[0].map((t) => `${t.id}:${t.payload.tenant}`).sort();
+			out[wl.tenant + ' channel'] = seen[2];
+			out[wl.tenant + ' backend'] = (await wl.pool.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+		}
+		console.log(JSON.stringify(out));
+		for (const wl of wls) await wl.end();
+	};
+	my ($nout, $nerr) = run_command([ 'sh', '-c',
+		"cd '$pkg' && node --input-type=module -e \"\$0\"", $node_prog ]);
+	note "node: $nerr" if $nerr ne '';
+	# Python: two Clients, one connection each, alternating
+	local $ENV{PYTHONPATH} = "$clients/python";
+	my $py_prog = q{
+import json
+import worklist
+wls = [worklist.Client(t) for t in ('acme', 'beta')]
+for i in range(10):
+    for wl in wls:
+        wl.open_task('py-%d' % i, 'pooled', ['reviewer'], payload={'tenant': wl.tenant})
+out = {}
+for wl in wls:
+    out[wl.tenant] = sorted('%s:%s' % (t.id, t.payload['tenant']) for t in wl.for_case('pooled'))
+    out[wl.tenant + ' channel'] = wl.channel()
+    conn = wl.connect()
+    with conn.cursor() as cur:
+        cur.execute('SELECT pg_backend_pid()')
+        out[wl.tenant + ' backend'] = cur.fetchone()[0]
+    wl.disconnect(conn)
+    wl.close()
+print(json.dumps(out))
+};
+	# -P: not the current directory first on sys.path (the build's worklist.so)
+	my ($pout, $perr) = run_command([ '/usr/bin/python3', '-P', '-c', $py_prog ]);
+	note "python: $perr" if $perr ne '';
+
+	my %ids = map { my $t = $_; $t => [ sort map({ "node-$_:$t" } 0 .. 9) ] } qw(acme beta);
+	my $n = eval { decode_json($nout) } // {};
+	is_deeply([ @$n{qw(acme beta)} ], [ @ids{qw(acme beta)} ],
+		'Node: the Worklists of acme and beta through the pooler each see only their own tenant');
+	my %both = map {
+		my $t = $_;
+		$t => [ sort(@{ $ids{$t} }, map({ "py-$_:$t" } 0 .. 9)) ]
+	} qw(acme beta);
+	my $p = eval { decode_json($pout) } // {};
+	is_deeply([ @$p{qw(acme beta)} ], [ @both{qw(acme beta)} ],
+		'Python: the Clients of acme and beta each see their own tenant, the Node tasks of it included');
+	ok(defined $n->{'acme channel'} && $n->{'acme channel'} ne $n->{'beta channel'}
+		  && $n->{'acme channel'} eq ($p->{'acme channel'} // ''),
+		'channel() answers per tenant in both packages');
+	my @backends = map { $_ // 'none' } (@$n{ 'acme backend', 'beta backend' }, @$p{ 'acme backend', 'beta backend' });
+	note "server backends: @backends";
+	ok($backends[0] =~ /^\d+$/ && !grep({ $_ ne $backends[0] } @backends),
+		'and all of them went through one server connection');
 }
 
 $_->quit for ($a, $b, $ann, $bob);

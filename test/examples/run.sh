@@ -62,6 +62,7 @@ EX=$(cd "$HERE/../../examples" && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
 DB=worklist_examples
 TENANT=examples
+REFUND_TENANT=examples-refunds
 ROLE=wl_example_worker
 STRANGER=wl_example_stranger
 TASKS_BEFORE=120 TASKS_DURING=60 TASKS_AFTER=20
@@ -236,6 +237,7 @@ EOF
 q >/dev/null <<-EOF
 	CREATE EXTENSION worklist;
 	SELECT worklist.grant_tenant('$TENANT', '$ROLE', 'service');
+	SELECT worklist.grant_tenant('$REFUND_TENANT', '$ROLE', 'service');
 EOF
 wait_until 30 "the sweeper of $DB" sweeper_up
 
@@ -420,6 +422,39 @@ for w in "${WORKERS[@]}" py-finish node-finish; do
 done
 
 # ---------------------------------------------------------------------------
+say "refund agents: runs parked on tasks, resumed when the tasks settle"
+# A node and a python agent, polling only every 60 s: a run resumed within
+# seconds of its task's completion was woken by a notification, not found
+# by a poll.  In a tenant of their own.
+qr() { PGOPTIONS="-c worklist.tenant=$REFUND_TENANT" psql -X -At -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+for i in 1 2 3 4; do
+	qr -c "SELECT worklist.write_checkpoint('refunds', 's', 'refund-$i', 'start', '{\"amount\": ${i}00}')" >/dev/null
+done
+start node-refund env WORKLIST_TENANT="$REFUND_TENANT" node "$EX/node/refund.js" --holder node-refund --ttl-seconds 5 --poll-seconds 60 refunds
+start py-refund env WORKLIST_TENANT="$REFUND_TENANT" PYTHONPATH="$PYLIB" "$PYTHON" "$EX/python/refund.py" --holder py-refund \
+	--ttl-seconds 5 --poll-seconds 60 refunds
+parked() { [[ $(qr -c "SELECT count(*) FROM worklist.task WHERE tenant = '$REFUND_TENANT' AND id LIKE 'approve-refund-%'") == 4 ]]; }
+wait_until 70 "four refunds parked on their tasks" parked
+check_eq "the refund runs are parked, outstanding" 4 \
+	"$(qr -c "SELECT count(*) FROM pg_catalog.unnest((worklist.list_durable_runs('refunds', park => '{outstanding}')).entries)")"
+for i in 1 2 3 4; do
+	approved=$([[ $i == 3 ]] && echo false || echo true)
+	qr -c "SELECT worklist.claim('approve-refund-$i', 'lead', '{finance}')" \
+		-c "SELECT worklist.complete('approve-refund-$i', 'lead', '{\"approved\": $approved}')" >/dev/null
+done
+t=$SECONDS
+concluded() { [[ $(qr -c "SELECT count(*) FROM pg_catalog.unnest((worklist.list_durable_runs('refunds', concluded => true)).entries)") == 4 ]]; }
+wait_until 70 "the refund runs concluded" concluded
+check "the refund runs resumed and concluded within 15 s of the decisions (woken, not polled: $((SECONDS - t))s)" \
+	"$( ((SECONDS - t <= 15)) && echo yes || echo no)"
+check_eq "each refund paid or refused as its task was decided" "paid paid refused paid" \
+	"$(qr -c "SELECT string_agg(c.checkpoint_id, ' ' ORDER BY r) FROM pg_catalog.unnest(array['refund-1', 'refund-2', 'refund-3', 'refund-4']) r,
+		LATERAL worklist.list_checkpoints('refunds', 's', r) c WHERE c.checkpoint_id IN ('paid', 'refused')")"
+for a in node-refund py-refund; do
+	stop "$a"
+	check_exit "$a" 10 0 "$a stopped cleanly on SIGTERM"
+done
+
 say "checks"
 pending=$(q -c "SELECT worklist.open_count()")
 check_eq "no task is pending" 0 "$pending"

@@ -13,7 +13,7 @@ from .errors import (AlreadyClaimedError, ConfigurationError, ConnectionLostErro
                      NotPendingError, RunConcludedError, SerializationError, StaleFenceError,
                      TransientError, WorklistError, WrongRoleError)
 from .types import (Checkpoint, ClaimedRun, DurableRun, DurableRunPage, Retention, RunLeaseRow,
-                    Settled, SweepResult, Task, TaskEvent, TicketEvent, TicketFold)
+                    RunValue, RunWrite, Settled, SweepResult, Task, TaskEvent, TicketEvent, TicketFold)
 from .wait import Stopper, backoff
 from .worker import TaskWorker, WorkContext
 
@@ -24,7 +24,7 @@ __all__ = [
     'ConnectionLostError', 'DatabaseError', 'DurableRun', 'DurableRunPage', 'ExcludedError',
     'InsufficientPrivilegeError', 'InvalidArgumentError', 'LimitExceededError', 'NotFoundError',
     'NotHeldError', 'NotPendingError', 'Retention', 'RunConcludedError', 'RunContext', 'RunLease',
-    'RunLeaseRow', 'RunWorker', 'SerializationError', 'Settled', 'StaleFenceError', 'Stopper',
+    'RunLeaseRow', 'RunValue', 'RunWorker', 'RunWrite', 'SerializationError', 'Settled', 'StaleFenceError', 'Stopper',
     'SweepResult', 'Task', 'TaskEvent', 'TaskWorker', 'TicketEvent', 'TicketFold',
     'TransientError', 'WorkContext', 'WorklistError', 'WrongRoleError', 'backoff',
 ]

@@ -31,7 +31,7 @@ import psycopg2
 from .errors import (ConfigurationError, ConnectionLostError, SerializationError,
                      from_driver)
 from .types import (Checkpoint, ClaimedRun, DurableRun, DurableRunPage, Retention,
-                    RunLeaseRow, Settled, SweepResult, Task, TaskEvent, TicketEvent,
+                    RunLeaseRow, RunValue, RunWrite, Settled, SweepResult, Task, TaskEvent, TicketEvent,
                     TicketFold, build)
 
 T = TypeVar('T')
@@ -528,6 +528,62 @@ class Client:
     def conclude_run(self, project: str, session: str, run: str, fence: Optional[int] = None,
                      now: Optional[datetime] = None) -> int:
         return int(self._scalar('conclude_run', [
+            ('project', 'text', project), ('session', 'text', session), ('run', 'text', run),
+            ('fence', 'bigint', fence), ('now', 'timestamptz', now)], 3))
+
+    # -- runs, 0.4: an agent framework's state (latest and newest checkpoints, pending
+    # writes, channel values, a whole run's deletion) ----------------------------------
+
+    def latest_checkpoint(self, project: str, session: str, run: str) -> Optional[Checkpoint]:
+        return self._maybe(Checkpoint, 'project', 'latest_checkpoint', [
+            ('project', 'text', project), ('session', 'text', session), ('run', 'text', run)], 3)
+
+    def newest_checkpoints(self, project: str, session: Optional[str] = None,
+                           run: Optional[str] = None, metadata: Any = None,
+                           before_session: Optional[str] = None,
+                           before_run: Optional[str] = None,
+                           before_checkpoint_id: Optional[str] = None,
+                           lim: Optional[int] = None) -> List[Checkpoint]:
+        return self._many(Checkpoint, 'project', 'newest_checkpoints', [
+            ('project', 'text', project), ('session', 'text', session), ('run', 'text', run),
+            ('metadata', 'jsonb', metadata), ('before_session', 'text', before_session),
+            ('before_run', 'text', before_run),
+            ('before_checkpoint_id', 'text', before_checkpoint_id), ('lim', 'integer', lim)], 1)
+
+    def put_writes(self, project: str, session: str, run: str, checkpoint_id: str,
+                   task_id: str, idx: Sequence[int], channels: Sequence[str],
+                   vals: Sequence[Any], task_path: Optional[str] = None,
+                   fence: Optional[int] = None) -> int:
+        return int(self._scalar('put_writes', [
+            ('project', 'text', project), ('session', 'text', session), ('run', 'text', run),
+            ('checkpoint_id', 'text', checkpoint_id), ('task_id', 'text', task_id),
+            ('idx', 'integer[]', idx), ('channels', 'text[]', channels),
+            ('vals', 'jsonb[]', vals), ('task_path', 'text', task_path),
+            ('fence', 'bigint', fence)], 8))
+
+    def pending_writes(self, project: str, session: str, run: str,
+                       checkpoint_id: str) -> List[RunWrite]:
+        return self._many(RunWrite, 'task_id', 'pending_writes', [
+            ('project', 'text', project), ('session', 'text', session), ('run', 'text', run),
+            ('checkpoint_id', 'text', checkpoint_id)], 4)
+
+    def put_values(self, project: str, session: str, run: str, channels: Sequence[str],
+                   versions: Sequence[str], vals: Sequence[Any],
+                   fence: Optional[int] = None) -> int:
+        return int(self._scalar('put_values', [
+            ('project', 'text', project), ('session', 'text', session), ('run', 'text', run),
+            ('channels', 'text[]', channels), ('versions', 'text[]', versions),
+            ('vals', 'jsonb[]', vals), ('fence', 'bigint', fence)], 6))
+
+    def run_values(self, project: str, session: str, run: str, channels: Sequence[str],
+                   versions: Sequence[str]) -> List[RunValue]:
+        return self._many(RunValue, 'channel', 'run_values', [
+            ('project', 'text', project), ('session', 'text', session), ('run', 'text', run),
+            ('channels', 'text[]', channels), ('versions', 'text[]', versions)], 5)
+
+    def delete_run(self, project: str, session: str, run: str, fence: Optional[int] = None,
+                   now: Optional[datetime] = None) -> int:
+        return int(self._scalar('delete_run', [
             ('project', 'text', project), ('session', 'text', session), ('run', 'text', run),
             ('fence', 'bigint', fence), ('now', 'timestamptz', now)], 3))
 

@@ -75,6 +75,25 @@ class ClaimedRun:
 
 
 @dataclasses.dataclass
+class RunWrite:
+    """A pending write (worklist.run_write, 0.4): what pending_writes returns."""
+    checkpoint_id: str
+    task_id: str
+    idx: int
+    channel: str
+    value: Any
+    task_path: str
+
+
+@dataclasses.dataclass
+class RunValue:
+    """A channel value by version (worklist.run_value, 0.4): what run_values returns."""
+    channel: str
+    version: str
+    value: Any
+
+
+@dataclasses.dataclass
 class DurableRun:
     project: str
     session: str
