@@ -30,7 +30,9 @@ OBJS = \
 	src/fold_store.o \
 	src/fold_sql.o \
 	src/run.o \
+	src/run_state.o \
 	src/runlist.o \
+	src/run_queue.o \
 	src/sweep.o \
 	src/retention.o \
 	src/sweeper.o \

@@ -30,6 +30,8 @@ SELECT worklist.claim('refund-42', 'carol', '{finance}');
 SELECT id, state, holder FROM worklist.take_over('refund-42', 'bob', 'carol', '{finance}');
 SELECT worklist.complete('refund-42', 'carol', '{"approved": true}') AS settled_now;
 SELECT id, state, decided_by, decision FROM worklist.task('refund-42');
+\echo '-- every change is kept: who claimed it, who took it over, who decided'
+SELECT seq, event, actor, detail FROM worklist.task_history('refund-42');
 
 \echo
 \echo '=== Tasks: nobody answers; the declared policies fire'
@@ -73,6 +75,39 @@ SELECT worklist.write_checkpoint('proj', 'sess', 'run-1', 'step-2', '{"i": 2, "b
 SELECT checkpoint_id, body FROM worklist.list_checkpoints('proj', 'sess', 'run-1');
 SELECT e.run, e.checkpoint_count, e.latest_checkpoint_id, e.claim_holder, e.claim_fence
   FROM worklist.list_durable_runs('proj') p, unnest(p.entries) e;
+
+\echo
+\echo '=== Agents and people in one workflow: a run parks on a task a person owes'
+\echo '-- an agent run is queued by its first checkpoint; a worker takes the next one:'
+SELECT worklist.write_checkpoint('agents', 'refunds', 'refund-77', 'start', '{"amount": 5000}');
+SELECT run, holder, fence AS agent_fence
+  FROM worklist.claim_next_run('agents', 'agent-1', '5 minutes') \gset
+\echo 'claimed run' :run 'with fence' :agent_fence
+\echo '-- the refund is large: the agent asks finance, parks the run and steps away'
+SELECT id, state, run_id FROM worklist.open_task('approve-77', 'case-77', '{finance}',
+       run_id => 'refund-77', payload => '{"amount": 5000}');
+SELECT checkpoint_id, park_request, park_tasks, park_resolved_at
+  FROM worklist.park_run('agents', 'refunds', 'refund-77', 'asked', '{approve-77}',
+                         fence => :agent_fence, body => '{"waiting_for": "approve-77"}');
+\echo '-- nothing to do for any worker while the person has not answered:'
+SELECT (worklist.claim_next_run('agents', 'agent-2', '5 minutes')).run IS NULL AS nothing_offered;
+\echo '-- bob decides; the same transaction resolves the park:'
+SELECT id, holder FROM worklist.claim('approve-77', 'bob', '{finance}');
+SELECT worklist.complete('approve-77', 'bob', '{"approved": true}') AS settled;
+SELECT e.run, e.park_state FROM worklist.list_durable_runs('agents') p, unnest(p.entries) e;
+\echo '-- the next free worker gets the run back, reads the answer and finishes:'
+SELECT run, holder, fence AS agent_fence
+  FROM worklist.claim_next_run('agents', 'agent-2', '5 minutes') \gset
+\echo 'agent-2 claimed run' :run 'with fence' :agent_fence
+SELECT state, decided_by, decision FROM worklist.task('approve-77');
+SELECT worklist.conclude_run('agents', 'refunds', 'refund-77', fence => :agent_fence) AS withdrawn;
+\echo '-- a concluded run stays concluded: a late write is refused (WL008)'
+\set ON_ERROR_STOP 0
+SELECT worklist.write_checkpoint('agents', 'refunds', 'refund-77', 'late', '{}');
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+\set ON_ERROR_STOP 1
+\echo '-- and the task keeps its history:'
+SELECT seq, event, actor, login, detail FROM worklist.task_history('approve-77');
 
 \echo
 \echo '=== The sweeper: a deadline passes, nobody calls sweep()'

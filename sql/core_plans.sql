@@ -54,6 +54,11 @@ SELECT sum(worklist.open_count()) > 0 AS counted FROM generate_series(1, 10);
 SELECT count(*) AS overdue FROM generate_series(1, 10) g, worklist.overdue('2021-01-01');
 SELECT count(*) AS withdrawn FROM generate_series(0, 1) g, worklist.withdraw_run('run-' || g, '{}');
 SELECT count(*) AS sweeps FROM generate_series(1, 5) g, worklist.sweep('2021-01-01', 10);
+SELECT count(*) AS noted FROM generate_series(1, 60) g, worklist.note('t' || g, 'w' || g, 'a note');
+SELECT count(*) AS histories FROM generate_series(1, 60) g, worklist.task_history('t' || g);
+SELECT count(*) AS history_pages FROM generate_series(1, 60) g, worklist.task_history('t' || g, 1, 1);
+SELECT count(*) AS skipping FROM generate_series(1, 5) g,
+       worklist.claim_next('s' || g, '{r}', ARRAY['t1', 't' || (40 + g)]);
 
 -- tickets
 SELECT count(*) AS tickets FROM generate_series(1, 30) g,
@@ -83,6 +88,36 @@ SELECT count(*) AS pages FROM generate_series(1, 10) g, worklist.list_durable_ru
 SELECT count(*) AS released FROM generate_series(1, 10) g,
        worklist.release_run('p', 's' || (g % 4), 'r' || g,
                             (SELECT l.fence FROM worklist.claim_run('p', 's' || (g % 4), 'r' || g, 'w', '1 hour') l));
+-- what an agent framework keeps beside its checkpoints
+SELECT count(*) AS put_writes FROM generate_series(1, 40) g,
+       worklist.put_writes('p', 's' || (g % 4), 'r' || g, 'c3', 't', '{0,-1}', '{a,b}', '{1,2}');
+SELECT count(*) AS fenced_writes FROM generate_series(1, 10) g,
+       worklist.put_writes('p', 's' || (g % 4), 'r' || g, 'c3', 't2', '{0}', '{a}', '{1}',
+                           fence => (SELECT l.fence FROM worklist.claim_run('p', 's' || (g % 4), 'r' || g, 'w', '1 hour') l));
+SELECT count(*) AS put_values FROM generate_series(1, 40) g,
+       worklist.put_values('p', 's' || (g % 4), 'r' || g, '{a,b}', '{v1,v2}', '{1,2}');
+SELECT count(*) AS pending FROM generate_series(1, 40) g, worklist.pending_writes('p', 's' || (g % 4), 'r' || g, 'c3');
+SELECT count(*) AS run_values FROM generate_series(1, 40) g,
+       worklist.run_values('p', 's' || (g % 4), 'r' || g, '{a,b}', '{v1,v2}');
+SELECT count(*) AS latest FROM generate_series(1, 40) g, worklist.latest_checkpoint('p', 's' || (g % 4), 'r' || g);
+SELECT count(*) AS newest FROM generate_series(1, 5) g, worklist.newest_checkpoints('p', lim => g);
+SELECT count(*) AS newest_session FROM generate_series(1, 5) g, worklist.newest_checkpoints('p', 's1', lim => 20 * g);
+SELECT count(*) AS newest_run FROM generate_series(1, 5) g, worklist.newest_checkpoints('p', 's1', 'r1', metadata => '{}');
+SELECT count(*) AS newest_after FROM generate_series(1, 5) g,
+       worklist.newest_checkpoints('p', before_session => 's' || (g % 4), before_run => 'r' || g, before_checkpoint_id => 'c9');
+SELECT count(*) AS newest_after_session FROM generate_series(1, 5) g,
+       worklist.newest_checkpoints('p', 's' || (g % 4), before_run => 'r' || g, before_checkpoint_id => 'c9');
+SELECT count(*) AS newest_after_run FROM generate_series(1, 5) g,
+       worklist.newest_checkpoints('p', 's' || (g % 4), 'r' || g, before_checkpoint_id => 'c9');
+SELECT sum(worklist.delete_run('p', 's' || (g % 4), 'r' || g)) AS runs_deleted FROM generate_series(31, 40) g;
+SELECT count(*) AS parked FROM generate_series(1, 10) g,
+       worklist.park_run('p', 's' || (g % 4), 'r' || g, 'pk', ARRAY['t' || (40 + g)],
+                         fence => (SELECT l.fence FROM worklist.claim_run('p', 's' || (g % 4), 'r' || g, 'w', '1 hour') l));
+SELECT count(c.run) AS next FROM generate_series(1, 10) g, worklist.claim_next_run('p', 'n' || g, '1 hour') c;
+SELECT count(c.run) AS next_in_session FROM generate_series(1, 4) g,
+       worklist.claim_next_run('p', 'm' || g, '1 hour', 's' || g) c;
+SELECT sum(worklist.conclude_run('p', 's' || (g % 4), 'r' || g)) AS withdrawn_by_conclusion
+  FROM generate_series(1, 10) g;
 SELECT worklist.stats() IS NOT NULL AS stats;
 
 -- Each verb reads what it acts on, not the tenant's other rows.  The
@@ -103,7 +138,9 @@ SELECT count(*) AS bulk_completed FROM generate_series(1, 100) g, worklist.compl
 SELECT count(*) AS bulk_tickets FROM generate_series(1, 300) g,
        worklist.open_ticket('bulk-k' || g, 'req', 'title', authorities => '{lead}', open_deadline => '2100-01-01');
 SELECT count(*) AS bulk_runs FROM generate_series(1, 300) g,
-       worklist.write_checkpoint('bulk-p', 'bulk-s', 'bulk-r' || g, 'c1', '{}');
+       worklist.write_checkpoint('bulk-p', 'bulk-s', 'bulk-r' || g, 'c1', '{}'),
+       worklist.put_writes('bulk-p', 'bulk-s', 'bulk-r' || g, 'c1', 't', '{0}', '{a}', '{1}'),
+       worklist.put_values('bulk-p', 'bulk-s', 'bulk-r' || g, '{a}', '{v1}', '{1}');
 SELECT count(*) AS few FROM generate_series(1, 3) g,
        worklist.open_task('few' || g, 'few-case', '{few}', run_id => 'few-run', priority => 10);
 SELECT count(*) AS sweep_first FROM worklist.sweep('2021-01-01', 100);
@@ -139,6 +176,10 @@ INSERT INTO calls (call) VALUES
 	($$SELECT count(*) FROM worklist.held('g', 5)$$),
 	($$SELECT count(*) FROM worklist.overdue('2021-01-01', 5)$$),
 	($$SELECT worklist.open_task('few4', 'few-case', '{few}')$$),
+	($$SELECT worklist.note('few1', 'g', 'a note')$$),
+	($$SELECT count(*) FROM worklist.task_history('few1')$$),
+	($$SELECT count(*) FROM worklist.task_history('few1', 2, 2)$$),
+	($$SELECT worklist.claim_next('f', '{bulk}', '{bulk301,bulk302}')$$),
 	($$SELECT * FROM worklist.sweep('2021-01-01', 10)$$),
 	($$SELECT worklist.open_ticket('few-k', 'req', 'title', authorities => '{lead}')$$),
 	($$SELECT worklist.report('few-k', 'agent', 'working')$$),
@@ -149,8 +190,24 @@ INSERT INTO calls (call) VALUES
 	($$SELECT worklist.claim_run('few-p', 'few-s', 'few-r', 'w', '1 hour')$$),
 	($$SELECT worklist.read_checkpoint('few-p', 'few-s', 'few-r', 'c1')$$),
 	($$SELECT count(*) FROM worklist.list_checkpoints('few-p', 'few-s', 'few-r')$$),
+	($$SELECT worklist.latest_checkpoint('few-p', 'few-s', 'few-r')$$),
+	($$SELECT count(*) FROM worklist.newest_checkpoints('few-p', lim => 5)$$),
+	($$SELECT count(*) FROM worklist.newest_checkpoints('few-p', 'few-s', lim => 5)$$),
+	($$SELECT count(*) FROM worklist.newest_checkpoints('few-p', 'few-s', 'few-r', metadata => '{}')$$),
+	($$SELECT count(*) FROM worklist.newest_checkpoints('few-p', 'few-s', 'few-r', before_checkpoint_id => 'c1')$$),
+	($$SELECT worklist.put_writes('few-p', 'few-s', 'few-r', 'c1', 't', '{0,-1}', '{a,b}', '{1,2}')$$),
+	($$SELECT count(*) FROM worklist.pending_writes('few-p', 'few-s', 'few-r', 'c1')$$),
+	($$SELECT worklist.put_values('few-p', 'few-s', 'few-r', '{a,b}', '{v1,v2}', '{1,2}')$$),
+	($$SELECT count(*) FROM worklist.run_values('few-p', 'few-s', 'few-r', '{a,b}', '{v1,v2}')$$),
 	($$SELECT worklist.delete_checkpoint('few-p', 'few-s', 'few-r', 'c1')$$),
-	($$SELECT worklist.prune_checkpoints('few-p', 'few-s', 'few-r', 0)$$);
+	($$SELECT worklist.prune_checkpoints('few-p', 'few-s', 'few-r', 0)$$),
+	($$SELECT worklist.park_run('few-p', 'few-s', 'few-r2', 'c1', '{few4}')$$),
+	($$SELECT worklist.write_checkpoint('few-p', 'few-s', 'few-r3', 'c1', '{}')$$),
+	($$SELECT worklist.claim_next_run('few-p', 'w', '1 hour')$$),
+	($$SELECT worklist.claim_next_run('few-p', 'w', '1 hour', 'few-s')$$),
+	($$SELECT worklist.conclude_run('few-p', 'few-s', 'few-r2')$$),
+	($$SELECT worklist.delete_run('few-p', 'few-s', 'few-r',
+	     (SELECT l.fence FROM worklist.claim_run('few-p', 'few-s', 'few-r', 'w', '1 hour') l))$$);
 SELECT n, call, pg_temp.reads(call) AS rows_read INTO TEMP read_by_call FROM calls ORDER BY n;
 SELECT count(*) AS calls, count(*) FILTER (WHERE rows_read < 50) AS reading_little FROM read_by_call;
 -- (the calls that read more, if any)

@@ -99,7 +99,15 @@ INSERT INTO hb_baseline VALUES
 	('claimed', 'NULL'), ('cursor', 'NULL'),
 	('tenant', $$'hostile_bound'$$), ('role', $$'hostile_bound'$$),
 	('kind', $$'member'$$), ('claim_timeout', $$'1 hour'$$),
-	('tasks', $$'1 day'$$), ('tickets', $$'1 day'$$), ('runs', $$'1 day'$$);
+	('tasks', $$'1 day'$$), ('tickets', $$'1 day'$$), ('runs', $$'1 day'$$),
+	('metadata', $$'{"source": "loop"}'$$), ('parent_checkpoint_id', $$'hb_c0'$$),
+	('concluded', 'NULL'),
+	('task_id', $$'hb_t'$$), ('idx', $${0,-1}$$), ('channels', $${a,b}$$),
+	('vals', $$ARRAY['1', '{"x": 2}']::jsonb[]$$), ('task_path', $$'hb/path'$$),
+	('versions', $${v1,v2}$$), ('before_session', 'NULL'), ('before_run', 'NULL'),
+	('before_checkpoint_id', 'NULL'),
+	-- an argument whose name means another thing for another type
+	('tasks:text[]', $${hb_task}$$);
 UPDATE hb_baseline SET expr = quote_literal(expr) WHERE expr LIKE '{%';
 
 -- ------------------------------------------------------------------
@@ -147,6 +155,29 @@ UNION ALL
 SELECT 'integer', row_number() OVER (), label, expr FROM (VALUES
 	('NULL', 'NULL'), ('-2^31', '-2147483648'), ('-1', '-1'), ('0', '0'),
 	('1', '1'), ('2^31-1', '2147483647')
+) v(label, expr)
+UNION ALL
+SELECT 'integer[]', row_number() OVER (), label, expr FROM (VALUES
+	('NULL', 'NULL'),
+	('empty', $$'{}'$$),
+	('{NULL}', $$'{NULL}'$$),
+	('NULL among values', $$'{0,NULL}'$$),
+	('2-D', $$'{{0,1},{2,3}}'$$),
+	('10k elements', $$ARRAY(SELECT i FROM generate_series(1, 10000) i)$$),
+	('lower bound 5', $$'[5:6]={0,1}'$$),
+	('extremes', $$'{-2147483648,2147483647}'$$),
+	('duplicates', $$'{0,0}'$$)
+) v(label, expr)
+UNION ALL
+SELECT 'jsonb[]', row_number() OVER (), label, expr FROM (VALUES
+	('NULL', 'NULL'),
+	('empty', $$'{}'$$),
+	('{NULL}', $$ARRAY[NULL]::jsonb[]$$),
+	('NULL among values', $$ARRAY['1', NULL]::jsonb[]$$),
+	('2-D', $$ARRAY[ARRAY['1'::jsonb, '2'], ARRAY['3'::jsonb, '4']]$$),
+	('10k elements', $$ARRAY(SELECT to_jsonb(i) FROM generate_series(1, 10000) i)$$),
+	('json nulls', $$ARRAY['null', 'null']::jsonb[]$$),
+	('2 MB element', $$ARRAY[jsonb_build_object('k', repeat('x', 2000000)), '1']$$)
 ) v(label, expr)
 UNION ALL
 SELECT 'bigint', row_number() OVER (), label, expr FROM (VALUES
@@ -284,6 +315,8 @@ INSERT INTO hb_allowed VALUES
 	('text', '{ok,22023}'),
 	('text[]', '{ok,22023}'),
 	('integer', '{ok,22023}'),
+	('integer[]', '{ok,22023}'),
+	('jsonb[]', '{ok,22023,54000}'),
 	('lim', '{ok}'),
 	('bigint', '{ok,22023}'),
 	('timestamp with time zone', '{ok,22023,22008}'),
@@ -312,7 +345,15 @@ INSERT INTO hb_verb_codes VALUES
 	('close_ticket', '{WL001}'),
 	('ticket_state', '{WL001}'),
 	('ticket_history', '{WL001}'),
-	('write_checkpoint', '{WL007}');
+	('write_checkpoint', '{WL007}'),
+	('put_writes', '{WL007}'),
+	('put_values', '{WL007}'),
+	('newest_checkpoints', '{WL001}'),
+	('delete_run', '{WL007}'),
+	('note', '{WL001}'),
+	('task_history', '{WL001}'),
+	('park_run', '{WL001,WL007}'),
+	('conclude_run', '{WL007}');
 
 CREATE TEMP TABLE hb_outcome (
 	verb text, signature text, arg text, class text, label text,
@@ -412,6 +453,7 @@ BEGIN
 				ELSE types[i]::text END;
 			classes := classes || cls;
 			base := base || coalesce(
+				(SELECT b.expr FROM hb_baseline b WHERE b.name = names[i] || ':' || cls),
 				(SELECT b.expr FROM hb_baseline b WHERE b.name = names[i]),
 				(SELECT x.expr FROM hb_value x WHERE x.class = cls AND x.expr <> 'NULL' ORDER BY x.ord LIMIT 1),
 				'NULL');
@@ -469,11 +511,13 @@ BEGIN
 				SELECT a.codes INTO allowed FROM hb_allowed a
 				 WHERE a.class = CASE WHEN names[i] = 'lim' THEN 'lim' ELSE v.class END;
 				-- a refused argument is named in the message (a project
-				-- refused as NULL is refused because a session is given)
+				-- refused as NULL is refused because a session is given,
+				-- a session because a run is)
 				INSERT INTO hb_outcome VALUES (f.verb, f.signature, names[i], v.class, v.label,
 					r.code, r.message, r.code = ANY (allowed || wl)
 					AND (r.code <> '22023' OR strpos(r.message, format('"%s"', names[i])) > 0
-					     OR r.message = 'argument "session" requires project'));
+					     OR r.message IN ('argument "session" requires project',
+					                      'argument "run" requires session')));
 			END LOOP;
 			IF NOT EXISTS (SELECT FROM hb_value x WHERE x.class = classes[i])
 			   AND NOT EXISTS (SELECT FROM hb_enum e WHERE e.argno = i) THEN

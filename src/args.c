@@ -24,6 +24,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 
 /* worklist.max_document_size */
 static int	max_document_size = 1024 * 1024;
@@ -116,42 +117,33 @@ ArrayType *
 wl_arg_idents(FunctionCallInfo fcinfo, int argno, const char *argname,
 			  bool allow_empty)
 {
-	ArrayType  *arr;
 	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
 
-	if (PG_ARGISNULL(argno))
-		wl_error_bad_arg(argname, "must not be null");
-	arr = PG_GETARG_ARRAYTYPE_P(argno);
-	if (ARR_NDIM(arr) > 1)
-		wl_error_bad_arg(argname, "must be a one-dimensional array");
-	if (ARR_ELEMTYPE(arr) != TEXTOID)
-		wl_error_bad_arg(argname, "must be an array of text");
-	wl_check_array_size(arr, argname, WL_ARRAY_MAX);
+	(void) wl_arg_ident_elements(fcinfo, argno, argname, allow_empty, &elems);
+	pfree(elems);
+	return PG_GETARG_ARRAYTYPE_P(argno);
+}
 
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &n);
+int
+wl_arg_ident_elements(FunctionCallInfo fcinfo, int argno, const char *argname,
+					  bool allow_empty, Datum **elems)
+{
+	int			n = wl_arg_elements(fcinfo, argno, argname, TEXTOID, elems);
+
 	if (n == 0 && !allow_empty)
 		wl_error_bad_arg(argname, "must not be empty");
 	for (int i = 0; i < n; i++)
 	{
-		text	   *t;
-		Size		len;
+		text	   *t = DatumGetTextPP((*elems)[i]);
+		Size		len = VARSIZE_ANY_EXHDR(t);
 
-		if (nulls[i])
-			wl_error_bad_arg(argname, "must not contain null elements");
-		t = DatumGetTextPP(elems[i]);
-		len = VARSIZE_ANY_EXHDR(t);
 		if (len == 0)
 			wl_error_bad_arg(argname, "must not contain empty elements");
 		if (ident_too_long(VARDATA_ANY(t), len))
 			wl_error_bad_arg(argname,
 							 "must not contain elements longer than 256 characters");
 	}
-	pfree(elems);
-	pfree(nulls);
-	return arr;
+	return n;
 }
 
 void
@@ -159,6 +151,36 @@ wl_check_array_size(ArrayType *arr, const char *argname, int max)
 {
 	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > max)
 		wl_error_bad_arg(argname, psprintf("must have at most %d elements", max));
+}
+
+int
+wl_arg_elements(FunctionCallInfo fcinfo, int argno, const char *argname,
+				Oid elemtype, Datum **elems)
+{
+	ArrayType  *arr;
+	bool	   *nulls;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	int			n;
+
+	if (PG_ARGISNULL(argno))
+		wl_error_bad_arg(argname, "must not be null");
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(arr) > 1)
+		wl_error_bad_arg(argname, "must be a one-dimensional array");
+	if (ARR_ELEMTYPE(arr) != elemtype)
+		wl_error_bad_arg(argname, psprintf("must be an array of %s",
+										   format_type_be(elemtype)));
+	wl_check_array_size(arr, argname, WL_ARRAY_MAX);
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+					  elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (nulls[i])
+			wl_error_bad_arg(argname, "must not contain null elements");
+	pfree(nulls);
+	return n;
 }
 
 int32
@@ -210,6 +232,13 @@ text *
 wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname,
 			bool required)
 {
+	return wl_arg_text_upto(fcinfo, argno, argname, required, WL_TEXT_MAX);
+}
+
+text *
+wl_arg_text_upto(FunctionCallInfo fcinfo, int argno, const char *argname,
+				 bool required, int max)
+{
 	Datum		d;
 	text	   *t;
 	Size		len;
@@ -223,13 +252,13 @@ wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname,
 	d = PG_GETARG_DATUM(argno);
 	/* judged from the header first: a huge value costs nothing to refuse */
 	if (toast_raw_datum_size(d) - VARHDRSZ >
-		(Size) WL_TEXT_MAX * pg_database_encoding_max_length())
-		wl_error_bad_arg(argname, "must be at most 4096 characters");
+		(Size) max * pg_database_encoding_max_length())
+		wl_error_bad_arg(argname, psprintf("must be at most %d characters", max));
 	t = DatumGetTextPP(d);
 	len = VARSIZE_ANY_EXHDR(t);
-	if (len > WL_TEXT_MAX &&
-		pg_mbstrlen_with_len(VARDATA_ANY(t), (int) len) > WL_TEXT_MAX)
-		wl_error_bad_arg(argname, "must be at most 4096 characters");
+	if (len > (Size) max &&
+		pg_mbstrlen_with_len(VARDATA_ANY(t), (int) len) > max)
+		wl_error_bad_arg(argname, psprintf("must be at most %d characters", max));
 	return t;
 }
 
@@ -237,6 +266,14 @@ Datum
 wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname)
 {
 	Datum		d = wl_arg_required(fcinfo, argno, argname);
+
+	wl_check_document(d, argname);
+	return d;
+}
+
+void
+wl_check_document(Datum d, const char *argname)
+{
 	Size		size = toast_raw_datum_size(d) - VARHDRSZ;
 
 	if (size > (Size) max_document_size)
@@ -245,7 +282,14 @@ wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname)
 				 errmsg("argument \"%s\" is too large", argname),
 				 errdetail("The document takes %zu bytes; worklist.max_document_size is %d bytes.",
 						   size, max_document_size)));
-	return d;
+}
+
+Datum
+wl_arg_metadata(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		return DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
+	return wl_arg_document(fcinfo, argno, argname);
 }
 
 /* ----------

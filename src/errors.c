@@ -98,6 +98,31 @@ wl_error_stale_fence(const char *run, int64 fence, bool has_current, int64 curre
 }
 
 void
+wl_error_run_held(const char *run, const char *holder, int64 fence,
+				  TimestampTz expires_at)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_WL_STALE_FENCE),
+			 errmsg("run \"%s\" is held by \"%s\"", run, holder),
+			 errdetail("The call carries no fence; the holder's fence is " INT64_FORMAT
+					   ", its lease unexpired until %s.",
+					   fence, timestamptz_to_str(expires_at)),
+			 errhint("Pass the holder's fence, or wait until its lease expires.")));
+	pg_unreachable();
+}
+
+void
+wl_error_run_concluded(const char *run, TimestampTz at)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_WL_RUN_CONCLUDED),
+			 errmsg("run \"%s\" is concluded", run),
+			 errdetail("It was concluded at %s; it takes no more writes, parks or claims.",
+					   timestamptz_to_str(at))));
+	pg_unreachable();
+}
+
+void
 wl_error_bad_arg(const char *argname, const char *why)
 {
 	ereport(ERROR,

@@ -314,6 +314,8 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 	static WlStmt stmts04[] WL_KEPT = {
 		{"DELETE FROM worklist.task_log WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.task_log"},
 		{"DELETE FROM worklist.run_park_task WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_park_task"},
+		{"DELETE FROM worklist.run_pending_write WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_pending_write"},
+		{"DELETE FROM worklist.run_channel_value WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_channel_value"},
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	WlSpi		spi;

@@ -38,6 +38,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "run.h"
 #include "change.h"
 #include "sweep.h"
 
@@ -61,21 +62,8 @@ PG_FUNCTION_INFO_V1(wl_prune_checkpoints);
 PG_FUNCTION_INFO_V1(wl_claim_run);
 PG_FUNCTION_INFO_V1(wl_release_run);
 
-/* The address of a run: tenant plus the first three arguments. */
-typedef struct RunAddress
-{
-	text	   *tenant;
-	text	   *project;
-	text	   *session;
-	text	   *run;
-} RunAddress;
-
-/*
- * Tenant first, then the trust checks listed (NULL: none), then project,
- * session and run (arguments 0..2).
- */
-static void
-run_address_as(FunctionCallInfo fcinfo, RunAddress *addr, const WlTrustArg *checks)
+void
+wl_run_address_as(FunctionCallInfo fcinfo, RunAddress *addr, const WlTrustArg *checks)
 {
 	static const WlTrustArg none[] = {{WL_TRUST_END, 0, NULL}};
 
@@ -85,10 +73,8 @@ run_address_as(FunctionCallInfo fcinfo, RunAddress *addr, const WlTrustArg *chec
 	addr->run = wl_arg_ident(fcinfo, 2, "run");
 }
 
-#define run_address(fcinfo, addr) run_address_as((fcinfo), (addr), NULL)
-
-static void
-address_values(const RunAddress *addr, Datum *values)
+void
+wl_run_address_values(const RunAddress *addr, Datum *values)
 {
 	values[0] = PointerGetDatum(addr->tenant);
 	values[1] = PointerGetDatum(addr->project);
@@ -96,12 +82,10 @@ address_values(const RunAddress *addr, Datum *values)
 	values[3] = PointerGetDatum(addr->run);
 }
 
-/* Where-clause fragments for the run key, aliased r / c / l. */
-#define RUN_KEY(a) \
-	" " a ".tenant OPERATOR(pg_catalog.=) $1" \
-	" AND " a ".project OPERATOR(pg_catalog.=) $2" \
-	" AND " a ".session OPERATOR(pg_catalog.=) $3" \
-	" AND " a ".run OPERATOR(pg_catalog.=) $4"
+/* the short names the verbs of this file use */
+#define run_address_as wl_run_address_as
+#define run_address wl_run_address
+#define address_values wl_run_address_values
 
 /* Lock the run's row; no row when the run does not exist. */
 static WlStmt lock_run_stmt WL_KEPT = {
@@ -129,9 +113,155 @@ static WlStmt lock_run_stmt WL_KEPT = {
 	"   ORDER BY c.created_at DESC, c.checkpoint_id DESC LIMIT 1)"
 
 /*
+ * The statement of write_checkpoint: write the checkpoint and bring the
+ * summary up to date.  The run row is locked, so this statement's snapshot
+ * holds every other checkpoint of the run; the new newest / parked
+ * checkpoint is either $5 or the newest other one.  On a 0.4 schema it
+ * also stores $14 metadata, $15 parent_checkpoint_id and $16 park_tasks
+ * (NULL from write_checkpoint: its park awaits no task, and an overwrite
+ * clears the tasks of a park this checkpoint was before), and marks the
+ * run queued (see claim_next_run).
+ */
+#define WRITE_SQL(cols, vals, sets, runsets) \
+	"WITH prior AS (" \
+	"  SELECT true FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5)," \
+	" put AS (" \
+	"  INSERT INTO worklist.run_checkpoint AS c" \
+	"   (tenant, project, session, run, checkpoint_id, created_at, body," \
+	"    park_request, parked_at, park_deadline, park_resolved_at" cols ")" \
+	"  VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $12, $13" vals ")" \
+	"  ON CONFLICT (tenant, project, session, run, checkpoint_id) DO UPDATE" \
+	"   SET created_at = EXCLUDED.created_at, body = EXCLUDED.body," \
+	"       park_request = EXCLUDED.park_request, parked_at = EXCLUDED.parked_at," \
+	"       park_deadline = EXCLUDED.park_deadline," \
+	"       park_resolved_at = EXCLUDED.park_resolved_at" sets ")," \
+	OTHER_CTES "," \
+	" pick AS (" \
+	"  SELECT o.checkpoint_id AS o_id, o.created_at AS o_at," \
+	"         (o.checkpoint_id IS NULL" \
+	"          OR $6 OPERATOR(pg_catalog.>) o.created_at" \
+	"          OR ($6 OPERATOR(pg_catalog.=) o.created_at" \
+	"              AND $5 OPERATOR(pg_catalog.>) o.checkpoint_id)) AS new_latest," \
+	"         p.checkpoint_id AS p_id, p.park_request AS p_request," \
+	"         p.parked_at AS p_parked, p.park_deadline AS p_deadline," \
+	"         p.park_resolved_at AS p_resolved," \
+	"         ($10 IS NOT NULL" \
+	"          AND (p.checkpoint_id IS NULL" \
+	"               OR $6 OPERATOR(pg_catalog.>) p.created_at" \
+	"               OR ($6 OPERATOR(pg_catalog.=) p.created_at" \
+	"                   AND $5 OPERATOR(pg_catalog.>) p.checkpoint_id))) AS new_park" \
+	"    FROM (SELECT) one LEFT JOIN other o ON true LEFT JOIN other_park p ON true)" \
+	" UPDATE worklist.run r SET" \
+	"  parent_run = COALESCE(r.parent_run, $8)," \
+	"  run_created_at = COALESCE(r.run_created_at, $9)," \
+	"  listed = true," runsets \
+	"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.+)" \
+	"    CASE WHEN EXISTS (SELECT FROM prior) THEN 0 ELSE 1 END," \
+	"  latest_checkpoint_id = CASE WHEN k.new_latest THEN $5 ELSE k.o_id END," \
+	"  latest_checkpoint_at = CASE WHEN k.new_latest THEN $6 ELSE k.o_at END," \
+	"  park_checkpoint_id = CASE WHEN k.new_park THEN $5 ELSE k.p_id END," \
+	"  park_request = CASE WHEN k.new_park THEN $10 ELSE k.p_request END," \
+	"  parked_at = CASE WHEN k.new_park THEN $11 ELSE k.p_parked END," \
+	"  park_deadline = CASE WHEN k.new_park THEN $12 ELSE k.p_deadline END," \
+	"  park_resolved_at = CASE WHEN k.new_park THEN $13 ELSE k.p_resolved END" \
+	" FROM pick k WHERE" RUN_KEY("r")
+#define WRITE_COLS_04 ", metadata, parent_checkpoint_id, park_tasks"
+#define WRITE_VALUES_04 ", $14, $15, $16"
+#define WRITE_SETS_04 ", park_tasks = EXCLUDED.park_tasks, metadata = EXCLUDED.metadata," \
+	" parent_checkpoint_id = EXCLUDED.parent_checkpoint_id"
+#define WRITE_RUN_04 " queued = true,"
+
+/*
+ * Create the run's row or lock it: ON CONFLICT DO UPDATE locks the existing
+ * row even though its WHERE lets nothing be updated.
+ */
+static WlStmt ensure_stmt WL_KEPT = {
+	"INSERT INTO worklist.run AS r (tenant, project, session, run)"
+	" VALUES ($1, $2, $3, $4)"
+	" ON CONFLICT (tenant, project, session, run)"
+	" DO UPDATE SET listed = r.listed WHERE false",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.ensure_run"
+};
+
+/* The write itself; see WRITE_SQL. */
+static WlStmt write_stmt WL_KEPT = {
+	WRITE_SQL(WRITE_COLS_04, WRITE_VALUES_04, WRITE_SETS_04, WRITE_RUN_04),
+	WL_RUN_WRITE_NARGS, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+		JSONBOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID,
+	TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, TEXTOID, TEXTARRAYOID},
+	.name = "run.write.checkpoint",
+	.sql03 = WRITE_SQL("", "", "", "")
+};
+
+bool
+wl_run_lock_row(Datum *address, bool *concluded)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT r.concluded_at FROM worklist.run r WHERE" RUN_KEY("r")
+		" FOR NO KEY UPDATE",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.lock_row",
+		.sql03 = "SELECT NULL::pg_catalog.timestamptz FROM worklist.run r WHERE" RUN_KEY("r")
+		" FOR NO KEY UPDATE"
+	};
+	bool		isnull;
+
+	*concluded = false;
+	if (wl_exec(&stmt, address, NULL, false, 0) == 0)
+		return false;
+	(void) wl_result_datum(0, 1, &isnull);
+	*concluded = !isnull;
+	return true;
+}
+
+bool
+wl_run_refuse_concluded(Datum *address)
+{
+	bool		concluded;
+	bool		isnull;
+
+	if (!wl_run_lock_row(address, &concluded))
+		return false;
+	if (concluded)
+		wl_error_run_concluded(TextDatumGetCString(address[3]),
+							   DatumGetTimestampTz(wl_result_datum(0, 1, &isnull)));
+	return true;
+}
+
+void
+wl_run_ensure(Datum *address)
+{
+	(void) wl_exec(&ensure_stmt, address, NULL, false, 0);
+}
+
+void
+wl_run_write(Datum *values, const char *nulls)
+{
+	/*
+	 * The tasks of a park this checkpoint was before no longer wait for it:
+	 * their settlements must not find it, nor retention keep them for it.
+	 * The run's row is locked, so no settlement is resolving it meanwhile.
+	 */
+	static WlStmt forget_stmt WL_KEPT = {
+		"DELETE FROM worklist.run_park_task w WHERE" RUN_KEY("w")
+		" AND w.checkpoint_id OPERATOR(pg_catalog.=) $5",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.forget_park"
+	};
+
+	if (wl_exec(&write_stmt, values, nulls, false, 0) != 1)
+		elog(ERROR, "run row vanished while locked");
+	if (wl_schema_current() && nulls[15] == 'n')
+		(void) wl_exec(&forget_stmt, values, NULL, false, 0);
+}
+
+/*
  * worklist.write_checkpoint(project, session, run, checkpoint_id, body,
  *		fence, parent_run, created_at, run_created_at, park_request,
- *		parked_at, park_deadline, park_resolved_at) RETURNS void
+ *		parked_at, park_deadline, park_resolved_at, metadata,
+ *		parent_checkpoint_id) RETURNS void
+ *
+ * Refusals after the arguments: a concluded run (WL008, whatever the
+ * fence), then a fence other than the current one (WL007).
  */
 Datum
 wl_write_checkpoint(PG_FUNCTION_ARGS)
@@ -155,73 +285,6 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		" FOR SHARE",
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.lock_lease"
 	};
-
-	/*
-	 * Create the run's row or lock it: ON CONFLICT DO UPDATE locks the
-	 * existing row even though its WHERE lets nothing be updated.
-	 */
-	static WlStmt ensure_stmt WL_KEPT = {
-		"INSERT INTO worklist.run AS r (tenant, project, session, run)"
-		" VALUES ($1, $2, $3, $4)"
-		" ON CONFLICT (tenant, project, session, run)"
-		" DO UPDATE SET listed = r.listed WHERE false",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.write.ensure_run"
-	};
-
-	/*
-	 * Write the checkpoint and bring the summary up to date.  The run row
-	 * is locked, so this statement's snapshot holds every other checkpoint
-	 * of the run; the new newest / parked checkpoint is either $5 or the
-	 * newest other one.
-	 */
-	static WlStmt write_stmt WL_KEPT = {
-		"WITH prior AS ("
-		"  SELECT true FROM worklist.run_checkpoint c"
-		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5),"
-		" put AS ("
-		"  INSERT INTO worklist.run_checkpoint AS c"
-		"   (tenant, project, session, run, checkpoint_id, created_at, body,"
-		"    park_request, parked_at, park_deadline, park_resolved_at)"
-		"  VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $11, $12, $13)"
-		"  ON CONFLICT (tenant, project, session, run, checkpoint_id) DO UPDATE"
-		"   SET created_at = EXCLUDED.created_at, body = EXCLUDED.body,"
-		"       park_request = EXCLUDED.park_request, parked_at = EXCLUDED.parked_at,"
-		"       park_deadline = EXCLUDED.park_deadline,"
-		"       park_resolved_at = EXCLUDED.park_resolved_at),"
-		OTHER_CTES ","
-		" pick AS ("
-		"  SELECT o.checkpoint_id AS o_id, o.created_at AS o_at,"
-		"         (o.checkpoint_id IS NULL"
-		"          OR $6 OPERATOR(pg_catalog.>) o.created_at"
-		"          OR ($6 OPERATOR(pg_catalog.=) o.created_at"
-		"              AND $5 OPERATOR(pg_catalog.>) o.checkpoint_id)) AS new_latest,"
-		"         p.checkpoint_id AS p_id, p.park_request AS p_request,"
-		"         p.parked_at AS p_parked, p.park_deadline AS p_deadline,"
-		"         p.park_resolved_at AS p_resolved,"
-		"         ($10 IS NOT NULL"
-		"          AND (p.checkpoint_id IS NULL"
-		"               OR $6 OPERATOR(pg_catalog.>) p.created_at"
-		"               OR ($6 OPERATOR(pg_catalog.=) p.created_at"
-		"                   AND $5 OPERATOR(pg_catalog.>) p.checkpoint_id))) AS new_park"
-		"    FROM (SELECT) one LEFT JOIN other o ON true LEFT JOIN other_park p ON true)"
-		" UPDATE worklist.run r SET"
-		"  parent_run = COALESCE(r.parent_run, $8),"
-		"  run_created_at = COALESCE(r.run_created_at, $9),"
-		"  listed = true,"
-		"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.+)"
-		"    CASE WHEN EXISTS (SELECT FROM prior) THEN 0 ELSE 1 END,"
-		"  latest_checkpoint_id = CASE WHEN k.new_latest THEN $5 ELSE k.o_id END,"
-		"  latest_checkpoint_at = CASE WHEN k.new_latest THEN $6 ELSE k.o_at END,"
-		"  park_checkpoint_id = CASE WHEN k.new_park THEN $5 ELSE k.p_id END,"
-		"  park_request = CASE WHEN k.new_park THEN $10 ELSE k.p_request END,"
-		"  parked_at = CASE WHEN k.new_park THEN $11 ELSE k.p_parked END,"
-		"  park_deadline = CASE WHEN k.new_park THEN $12 ELSE k.p_deadline END,"
-		"  park_resolved_at = CASE WHEN k.new_park THEN $13 ELSE k.p_resolved END"
-		" FROM pick k WHERE" RUN_KEY("r"),
-		13, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-			JSONBOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, TIMESTAMPTZOID}, .name = "run.write.checkpoint"
-	};
 	RunAddress addr;
 	text	   *checkpoint_id;
 	Datum		body;
@@ -230,9 +293,12 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	text	   *parent_run;
 	TimestampTz created_at;
 	text	   *park_request;
+	Datum		metadata = (Datum) 0;
+	text	   *parent_checkpoint_id = NULL;
 	WlSpi		spi;
-	Datum		values[13];
-	char		nulls[13];
+	Datum		values[WL_RUN_WRITE_NARGS];
+	char		nulls[WL_RUN_WRITE_NARGS];
+	bool		exists;
 
 	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES));
 	checkpoint_id = wl_arg_ident(fcinfo, 3, "checkpoint_id");
@@ -243,6 +309,12 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	parent_run = wl_arg_ident_opt(fcinfo, 6, "parent_run");
 	created_at = wl_arg_time(fcinfo, 7, "created_at");
 	park_request = wl_arg_ident_opt(fcinfo, 9, "park_request");
+	/* the 0.3 function has neither */
+	if (PG_NARGS() > 13)
+	{
+		metadata = wl_arg_metadata(fcinfo, 13, "metadata");
+		parent_checkpoint_id = wl_arg_ident_opt(fcinfo, 14, "parent_checkpoint_id");
+	}
 
 	memset(nulls, ' ', sizeof(nulls));
 	address_values(&addr, values);
@@ -252,12 +324,9 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 	if (fenced)
 	{
 		bool		has_current = false;
-		bool		run_locked = false;
 		int64		current = 0;
 
-		if (wl_exec(&lock_fenced_stmt, values, NULL, false, 0) > 0)
-			run_locked = true;
-		else
+		if (wl_exec(&lock_fenced_stmt, values, NULL, false, 0) == 0)
 			(void) wl_exec(&fence_stmt, values, NULL, false, 0);
 		if (SPI_processed > 0)
 		{
@@ -268,17 +337,24 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 			if (has_current)
 				current = DatumGetInt64(d);
 		}
+		/* the run row, locked already when it has a lease */
+		exists = wl_run_refuse_concluded(values);
 		if (!has_current || current != fence)
 		{
 			wl_count(WL_COUNT_STALE_FENCES);
 			wl_error_stale_fence(text_to_cstring(addr.run), fence,
 								 has_current, current);
 		}
-		if (!run_locked)
-			wl_exec(&ensure_stmt, values, NULL, false, 0);
 	}
 	else
-		wl_exec(&ensure_stmt, values, NULL, false, 0);
+		exists = wl_run_refuse_concluded(values);
+	/* a run row that exists is locked now; else it is made */
+	if (!exists)
+	{
+		/* made now, or by a concurrent first write: judged again */
+		wl_run_ensure(values);
+		(void) wl_run_refuse_concluded(values);
+	}
 
 	values[4] = PointerGetDatum(checkpoint_id);
 	values[5] = TimestampTzGetDatum(created_at);
@@ -294,34 +370,41 @@ wl_write_checkpoint(PG_FUNCTION_ARGS)
 		values[i] = PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
-	if (wl_exec(&write_stmt, values, nulls, false, 0) != 1)
-		elog(ERROR, "run row vanished while locked");
+	values[13] = metadata;
+	nulls[13] = metadata ? ' ' : 'n';
+	values[14] = PointerGetDatum(parent_checkpoint_id);
+	nulls[14] = parent_checkpoint_id ? ' ' : 'n';
+	values[15] = (Datum) 0;
+	nulls[15] = 'n';
+	wl_run_write(values, nulls);
 
 	wl_spi_end(&spi);
 	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CHECKPOINTED);
 	PG_RETURN_VOID();
 }
 
-/* The checkpoint row type, with parent_run and run_created_at of the run. */
-#define CHECKPOINT_ROW \
-	"ROW(c.project, c.session, c.run, r.parent_run, c.checkpoint_id," \
-	" c.created_at, r.run_created_at, c.body, c.park_request, c.parked_at," \
-	" c.park_deadline, c.park_resolved_at)::worklist.checkpoint" \
-	" FROM worklist.run_checkpoint c" \
-	" LEFT JOIN worklist.run r ON r.tenant OPERATOR(pg_catalog.=) c.tenant" \
-	"  AND r.project OPERATOR(pg_catalog.=) c.project" \
-	"  AND r.session OPERATOR(pg_catalog.=) c.session" \
-	"  AND r.run OPERATOR(pg_catalog.=) c.run"
+/* One checkpoint: $1-$4 the address, $5 the checkpoint id. */
+static WlStmt read_stmt WL_KEPT = {
+	"SELECT " CHECKPOINT_ROW
+	" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5",
+	5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.read_checkpoint",
+	.sql03 = "SELECT " CHECKPOINT_ROW_03
+	" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
+};
+
+Datum
+wl_run_read_checkpoint(Datum *values, bool *isnull)
+{
+	*isnull = true;
+	if (wl_exec(&read_stmt, values, NULL, false, 0) > 0)
+		return wl_result_datum(0, 1, isnull);
+	return (Datum) 0;
+}
 
 /* worklist.read_checkpoint(project, session, run, checkpoint_id) */
 Datum
 wl_read_checkpoint(PG_FUNCTION_ARGS)
 {
-	static WlStmt stmt WL_KEPT = {
-		"SELECT " CHECKPOINT_ROW
-		" WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.read_checkpoint"
-	};
 	RunAddress addr;
 	WlSpi		spi;
 	Datum		values[5];
@@ -333,7 +416,7 @@ wl_read_checkpoint(PG_FUNCTION_ARGS)
 	values[4] = PointerGetDatum(wl_arg_ident(fcinfo, 3, "checkpoint_id"));
 
 	wl_spi_begin(&spi);
-	if (wl_exec(&stmt, values, NULL, true, 0) > 0)
+	if (wl_exec(&read_stmt, values, NULL, true, 0) > 0)
 		result = wl_result_datum(0, 1, &isnull);
 	wl_spi_end(&spi);
 
@@ -350,7 +433,10 @@ wl_list_checkpoints(PG_FUNCTION_ARGS)
 		"SELECT " CHECKPOINT_ROW
 		" WHERE" RUN_KEY("c")
 		" ORDER BY c.created_at, c.checkpoint_id",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.list_checkpoints"
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.list_checkpoints",
+		.sql03 = "SELECT " CHECKPOINT_ROW_03
+		" WHERE" RUN_KEY("c")
+		" ORDER BY c.created_at, c.checkpoint_id"
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -366,31 +452,42 @@ wl_list_checkpoints(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * The statement of delete_checkpoint: the summary without $5 (the newest
+ * remaining checkpoints come from the statement's snapshot, which still
+ * holds $5, hence OTHER_CTES); on a 0.4 schema the pending writes of the
+ * checkpoint go with it (WRITES_OF_GONE).
+ */
+#define DELETE_SQL(writes) \
+	"WITH gone AS (" \
+	"  DELETE FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5" \
+	"  RETURNING 1)," writes \
+	OTHER_CTES \
+	" UPDATE worklist.run r SET" \
+	"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) 1," \
+	"  listed = r.checkpoint_count OPERATOR(pg_catalog.>) 1," \
+	"  latest_checkpoint_id = (SELECT o.checkpoint_id FROM other o)," \
+	"  latest_checkpoint_at = (SELECT o.created_at FROM other o)," \
+	"  park_checkpoint_id = p.checkpoint_id, park_request = p.park_request," \
+	"  parked_at = p.parked_at, park_deadline = p.park_deadline," \
+	"  park_resolved_at = p.park_resolved_at" \
+	" FROM (SELECT) one LEFT JOIN other_park p ON true" \
+	" WHERE" RUN_KEY("r") " AND EXISTS (SELECT FROM gone)"
+#define WRITES_OF_GONE \
+	" writes AS (" \
+	"  DELETE FROM worklist.run_pending_write w" \
+	"   WHERE" RUN_KEY("w") " AND w.checkpoint_id OPERATOR(pg_catalog.=) $5" \
+	"     AND EXISTS (SELECT FROM gone)),"
+
 /* worklist.delete_checkpoint(project, session, run, checkpoint_id) */
 Datum
 wl_delete_checkpoint(PG_FUNCTION_ARGS)
 {
-	/*
-	 * The summary without $5: the newest remaining checkpoints come from
-	 * the statement's snapshot, which still holds $5, hence OTHER_CTES.
-	 */
 	static WlStmt stmt WL_KEPT = {
-		"WITH gone AS ("
-		"  DELETE FROM worklist.run_checkpoint c"
-		"   WHERE" RUN_KEY("c") " AND c.checkpoint_id OPERATOR(pg_catalog.=) $5"
-		"  RETURNING 1),"
-		OTHER_CTES
-		" UPDATE worklist.run r SET"
-		"  checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) 1,"
-		"  listed = r.checkpoint_count OPERATOR(pg_catalog.>) 1,"
-		"  latest_checkpoint_id = (SELECT o.checkpoint_id FROM other o),"
-		"  latest_checkpoint_at = (SELECT o.created_at FROM other o),"
-		"  park_checkpoint_id = p.checkpoint_id, park_request = p.park_request,"
-		"  parked_at = p.parked_at, park_deadline = p.park_deadline,"
-		"  park_resolved_at = p.park_resolved_at"
-		" FROM (SELECT) one LEFT JOIN other_park p ON true"
-		" WHERE" RUN_KEY("r") " AND EXISTS (SELECT FROM gone)",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.delete_checkpoint"
+		DELETE_SQL(WRITES_OF_GONE),
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.delete_checkpoint",
+		.sql03 = DELETE_SQL("")
 	};
 	RunAddress addr;
 	WlSpi		spi;
@@ -411,47 +508,59 @@ wl_delete_checkpoint(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * The statement of prune_checkpoints: everything but the newest $5 goes.
+ * What stays is newer than all that goes, so the newest checkpoint stays
+ * unless nothing does, and the park stays unless its checkpoint went (then
+ * no parked checkpoint is left).  On a 0.4 schema the pending writes of
+ * the checkpoints that go go with them (WRITES_OF_DOOMED).
+ */
+#define PRUNE_SQL(writes) \
+	"WITH doomed AS (" \
+	"  SELECT c.checkpoint_id FROM worklist.run_checkpoint c" \
+	"   WHERE" RUN_KEY("c") \
+	"   ORDER BY c.created_at DESC, c.checkpoint_id DESC OFFSET $5)," \
+	" gone AS (" \
+	"  DELETE FROM worklist.run_checkpoint c USING doomed d" \
+	"   WHERE" RUN_KEY("c") \
+	"     AND c.checkpoint_id OPERATOR(pg_catalog.=) d.checkpoint_id" \
+	"  RETURNING c.checkpoint_id)," \
+	writes \
+	" n AS (SELECT pg_catalog.count(*) AS n FROM gone)," \
+	" pk AS (" \
+	"  SELECT EXISTS (SELECT FROM gone g, worklist.run r" \
+	"   WHERE" RUN_KEY("r") \
+	"     AND g.checkpoint_id OPERATOR(pg_catalog.=) r.park_checkpoint_id) AS gone)," \
+	" upd AS (" \
+	"  UPDATE worklist.run r SET" \
+	"   checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) n.n," \
+	"   listed = r.checkpoint_count OPERATOR(pg_catalog.>) n.n," \
+	"   latest_checkpoint_id = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n" \
+	"     THEN r.latest_checkpoint_id END," \
+	"   latest_checkpoint_at = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n" \
+	"     THEN r.latest_checkpoint_at END," \
+	"   park_checkpoint_id = CASE WHEN p.gone THEN NULL ELSE r.park_checkpoint_id END," \
+	"   park_request = CASE WHEN p.gone THEN NULL ELSE r.park_request END," \
+	"   parked_at = CASE WHEN p.gone THEN NULL ELSE r.parked_at END," \
+	"   park_deadline = CASE WHEN p.gone THEN NULL ELSE r.park_deadline END," \
+	"   park_resolved_at = CASE WHEN p.gone THEN NULL ELSE r.park_resolved_at END" \
+	"  FROM n, pk p" \
+	"  WHERE" RUN_KEY("r") " AND n.n OPERATOR(pg_catalog.>) 0)" \
+	" SELECT n.n::pg_catalog.int4 FROM n"
+#define WRITES_OF_DOOMED \
+	" writes AS (" \
+	"  DELETE FROM worklist.run_pending_write w USING gone g" \
+	"   WHERE" RUN_KEY("w") \
+	"     AND w.checkpoint_id OPERATOR(pg_catalog.=) g.checkpoint_id),"
+
 /* worklist.prune_checkpoints(project, session, run, keep) RETURNS integer */
 Datum
 wl_prune_checkpoints(PG_FUNCTION_ARGS)
 {
-	/*
-	 * Everything but the newest $5 goes.  What stays is newer than all that
-	 * goes, so the newest checkpoint stays unless nothing does, and the park
-	 * stays unless its checkpoint went (then no parked checkpoint is left).
-	 */
 	static WlStmt stmt WL_KEPT = {
-		"WITH doomed AS ("
-		"  SELECT c.checkpoint_id FROM worklist.run_checkpoint c"
-		"   WHERE" RUN_KEY("c")
-		"   ORDER BY c.created_at DESC, c.checkpoint_id DESC OFFSET $5),"
-		" gone AS ("
-		"  DELETE FROM worklist.run_checkpoint c USING doomed d"
-		"   WHERE" RUN_KEY("c")
-		"     AND c.checkpoint_id OPERATOR(pg_catalog.=) d.checkpoint_id"
-		"  RETURNING c.checkpoint_id),"
-		" n AS (SELECT pg_catalog.count(*) AS n FROM gone),"
-		" pk AS ("
-		"  SELECT EXISTS (SELECT FROM gone g, worklist.run r"
-		"   WHERE" RUN_KEY("r")
-		"     AND g.checkpoint_id OPERATOR(pg_catalog.=) r.park_checkpoint_id) AS gone),"
-		" upd AS ("
-		"  UPDATE worklist.run r SET"
-		"   checkpoint_count = r.checkpoint_count OPERATOR(pg_catalog.-) n.n,"
-		"   listed = r.checkpoint_count OPERATOR(pg_catalog.>) n.n,"
-		"   latest_checkpoint_id = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n"
-		"     THEN r.latest_checkpoint_id END,"
-		"   latest_checkpoint_at = CASE WHEN r.checkpoint_count OPERATOR(pg_catalog.>) n.n"
-		"     THEN r.latest_checkpoint_at END,"
-		"   park_checkpoint_id = CASE WHEN p.gone THEN NULL ELSE r.park_checkpoint_id END,"
-		"   park_request = CASE WHEN p.gone THEN NULL ELSE r.park_request END,"
-		"   parked_at = CASE WHEN p.gone THEN NULL ELSE r.parked_at END,"
-		"   park_deadline = CASE WHEN p.gone THEN NULL ELSE r.park_deadline END,"
-		"   park_resolved_at = CASE WHEN p.gone THEN NULL ELSE r.park_resolved_at END"
-		"  FROM n, pk p"
-		"  WHERE" RUN_KEY("r") " AND n.n OPERATOR(pg_catalog.>) 0)"
-		" SELECT n.n::pg_catalog.int4 FROM n",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID}, .name = "run.prune_checkpoints"
+		PRUNE_SQL(WRITES_OF_DOOMED),
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID}, .name = "run.prune_checkpoints",
+		.sql03 = PRUNE_SQL("")
 	};
 	RunAddress addr;
 	int32		keep;
@@ -542,67 +651,44 @@ flush_fence_sequence(void)
 }
 
 /*
- * worklist.claim_run(project, session, run, holder, ttl, now)
- *		RETURNS worklist.run_lease
+ * The claim: ok says the next value of the sequence is above every stored
+ * fence (when not, nothing is minted and the caller takes the slow path).
+ * The lease is taken when nobody holds it, the holder renews it, or it has
+ * expired (expires_at <= now); a claim that loses leaves no trace but a
+ * skipped sequence value.
  */
-Datum
-wl_claim_run(PG_FUNCTION_ARGS)
-{
-	/*
-	 * ok: the next value of the sequence is above every stored fence (when
-	 * not, nothing is minted and the caller takes the slow path).  The
-	 * lease is taken when nobody holds it, the holder renews it, or it has
-	 * expired (expires_at <= now); a claim that loses leaves no trace but a
-	 * skipped sequence value.
-	 */
-	static WlStmt stmt WL_KEPT = {
-		"WITH g AS MATERIALIZED ("
-		"  SELECT (SELECT s.last_value OPERATOR(pg_catalog.-)"
-		"                 CASE WHEN s.is_called THEN 0 ELSE 1 END"
-		"            FROM worklist.fence_seq s)"
-		"         OPERATOR(pg_catalog.>=)"
-		"         COALESCE((SELECT pg_catalog.max(l.fence) FROM worklist.run_claim l), 0)"
-		"         AS ok),"
-		" mk AS ("
-		"  INSERT INTO worklist.run (tenant, project, session, run)"
-		"  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING),"
-		" got AS ("
-		"  INSERT INTO worklist.run_claim AS l"
-		"   (tenant, project, session, run, holder, fence, expires_at)"
-		"  SELECT $1, $2, $3, $4, $5,"
-		"         pg_catalog.nextval('worklist.fence_seq'::pg_catalog.regclass), $7"
-		"    FROM g WHERE g.ok"
-		"  ON CONFLICT (tenant, project, session, run) DO UPDATE"
-		"   SET holder = EXCLUDED.holder, fence = EXCLUDED.fence,"
-		"       expires_at = EXCLUDED.expires_at, released = false,"
-		"       reclaimed = (l.holder OPERATOR(pg_catalog.<>) EXCLUDED.holder"
-		"                    AND NOT l.released)"
-		"   WHERE l.holder OPERATOR(pg_catalog.=) EXCLUDED.holder"
-		"      OR l.expires_at OPERATOR(pg_catalog.<=) $6"
-		"  RETURNING l.holder, l.fence, l.expires_at, l.reclaimed)"
-		" SELECT g.ok,"
-		"        CASE WHEN got.fence IS NOT NULL THEN"
-		"          ROW(got.holder, got.fence, got.expires_at)::worklist.run_lease END,"
-		"        got.reclaimed"
-		"   FROM g LEFT JOIN got ON true",
-		7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID}, .name = "run.claim"
-	};
-	RunAddress addr;
-	text	   *holder;
-	Interval   *ttl;
-	TimestampTz now;
-	TimestampTz expires_at;
-	WlSpi		spi;
-	Datum		values[7];
-	Datum		lease = (Datum) 0;
-	bool		lease_null = true;
-	bool		reclaimed = false;
+static WlStmt claim_stmt WL_KEPT = {
+	"WITH g AS MATERIALIZED (SELECT " FENCE_SEQ_AHEAD " AS ok),"
+	" mk AS ("
+	"  INSERT INTO worklist.run (tenant, project, session, run)"
+	"  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING),"
+	" got AS ("
+	"  INSERT INTO worklist.run_claim AS l"
+	"   (tenant, project, session, run, holder, fence, expires_at)"
+	"  SELECT $1, $2, $3, $4, $5,"
+	"         pg_catalog.nextval('worklist.fence_seq'::pg_catalog.regclass), $7"
+	"    FROM g WHERE g.ok"
+	"  ON CONFLICT (tenant, project, session, run) DO UPDATE"
+	"   SET holder = EXCLUDED.holder, fence = EXCLUDED.fence,"
+	"       expires_at = EXCLUDED.expires_at, released = false,"
+	"       reclaimed = (l.holder OPERATOR(pg_catalog.<>) EXCLUDED.holder"
+	"                    AND NOT l.released)"
+	"   WHERE l.holder OPERATOR(pg_catalog.=) EXCLUDED.holder"
+	"      OR l.expires_at OPERATOR(pg_catalog.<=) $6"
+	"  RETURNING l.holder, l.fence, l.expires_at, l.reclaimed)"
+	" SELECT g.ok,"
+	"        CASE WHEN got.fence IS NOT NULL THEN"
+	"          ROW(got.holder, got.fence, got.expires_at)::worklist.run_lease END,"
+	"        got.reclaimed"
+	"   FROM g LEFT JOIN got ON true",
+	7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+	TIMESTAMPTZOID}, .name = "run.claim"
+};
 
-	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES, WL_ACTOR(3, "holder"), WL_CLOCK(5, "now")));
-	holder = wl_arg_ident(fcinfo, 3, "holder");
-	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
-	now = wl_arg_time(fcinfo, 5, "now");
+TimestampTz
+wl_run_lease_end(Interval *ttl, TimestampTz now)
+{
+	TimestampTz expires_at;
 
 	if (wl_interval_usec(ttl) <= 0)
 		wl_error_bad_arg("ttl", "must be positive");
@@ -616,26 +702,39 @@ wl_claim_run(PG_FUNCTION_ARGS)
 	/* a ttl of mixed signs ('1 month -30 days') may still end in the past */
 	if (expires_at <= now)
 		wl_error_bad_arg("ttl", "must be positive");
+	return expires_at;
+}
 
-	address_values(&addr, values);
-	values[4] = PointerGetDatum(holder);
-	values[5] = TimestampTzGetDatum(now);
-	values[6] = TimestampTzGetDatum(expires_at);
+Datum
+wl_run_mint(Datum *values, bool *reclaimed)
+{
+	/*
+	 * A run claimed on a 0.4 schema is queued (see claim_next_run); taken
+	 * after the lease, in the order every writer of a run locks, and a
+	 * write only the first time.
+	 */
+	static WlStmt queue_stmt WL_KEPT = {
+		"UPDATE worklist.run r SET queued = true"
+		" WHERE" RUN_KEY("r") " AND r.queued IS NOT TRUE",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}, .name = "run.claim.queue"
+	};
+	Datum		lease = (Datum) 0;
+	bool		lease_null = true;
 
-	wl_spi_begin(&spi);
+	*reclaimed = false;
 	for (int attempt = 0;; attempt++)
 	{
 		bool		isnull;
 		bool		ok;
 
-		if (wl_exec(&stmt, values, NULL, false, 0) != 1)
+		if (wl_exec(&claim_stmt, values, NULL, false, 0) != 1)
 			elog(ERROR, "claim statement returned no row");
 		ok = DatumGetBool(wl_result_datum(0, 1, &isnull));
 		if (ok)
 		{
 			Datum		r = wl_result_datum(0, 3, &isnull);
 
-			reclaimed = !isnull && DatumGetBool(r);
+			*reclaimed = !isnull && DatumGetBool(r);
 			lease = wl_result_datum(0, 2, &lease_null);
 			break;
 		}
@@ -643,11 +742,16 @@ wl_claim_run(PG_FUNCTION_ARGS)
 			elog(ERROR, "could not advance worklist.fence_seq past the stored fences");
 		mint_guard_slow_path();
 	}
-	wl_spi_end(&spi);
-
 	if (lease_null)
-		PG_RETURN_NULL();
+		return (Datum) 0;
+	if (wl_schema_current())
+		(void) wl_exec(&queue_stmt, values, NULL, false, 0);
+	return lease;
+}
 
+void
+wl_run_claimed(text *tenant, bool reclaimed)
+{
 	flush_fence_sequence();
 
 	/*
@@ -663,7 +767,47 @@ wl_claim_run(PG_FUNCTION_ARGS)
 
 	if (reclaimed)
 		wl_count(WL_COUNT_LEASE_RECLAIMS);
-	wl_change_record_text(addr.tenant, WL_CHANGE_RUN_CLAIMED);
+	wl_change_record_text(tenant, WL_CHANGE_RUN_CLAIMED);
+}
+
+/*
+ * worklist.claim_run(project, session, run, holder, ttl, now)
+ *		RETURNS worklist.run_lease
+ *
+ * A concluded run is refused (WL008) whether or not the lease was free:
+ * the run row is locked after the lease, so a conclusion that commits
+ * first is seen, and one that comes second waits for the claim.
+ */
+Datum
+wl_claim_run(PG_FUNCTION_ARGS)
+{
+	RunAddress addr;
+	text	   *holder;
+	Interval   *ttl;
+	TimestampTz now;
+	WlSpi		spi;
+	Datum		values[7];
+	Datum		lease;
+	bool		reclaimed = false;
+
+	run_address_as(fcinfo, &addr, WL_TRUST(WL_WRITES, WL_ACTOR(3, "holder"), WL_CLOCK(5, "now")));
+	holder = wl_arg_ident(fcinfo, 3, "holder");
+	ttl = DatumGetIntervalP(wl_arg_required(fcinfo, 4, "ttl"));
+	now = wl_arg_time(fcinfo, 5, "now");
+
+	address_values(&addr, values);
+	values[4] = PointerGetDatum(holder);
+	values[5] = TimestampTzGetDatum(now);
+	values[6] = TimestampTzGetDatum(wl_run_lease_end(ttl, now));
+
+	wl_spi_begin(&spi);
+	lease = wl_run_mint(values, &reclaimed);
+	(void) wl_run_refuse_concluded(values);
+	wl_spi_end(&spi);
+
+	if (lease == (Datum) 0)
+		PG_RETURN_NULL();
+	wl_run_claimed(addr.tenant, reclaimed);
 	PG_RETURN_DATUM(lease);
 }
 
@@ -717,8 +861,8 @@ wl_release_run(PG_FUNCTION_ARGS)
 /*
  * The purge of old runs (declared in sweep.h; run by retention.c): up to
  * lim of the tenant's runs whose newest checkpoint was written at or before
- * before, oldest first, with their checkpoints and lease, unless the lease
- * is live at now.  A run's checkpoints and lease are locked in the order
+ * before, oldest first, with their checkpoints, parks, pending writes,
+ * values and lease, unless the lease is live at now.  A run's checkpoints and lease are locked in the order
  * fenced writes take them (lease, then run) or not at all (SKIP LOCKED), so
  * the purge never deadlocks with a writer; the fence sequence is not
  * touched, so fences never rewind.  Returns how many runs went.
@@ -726,14 +870,19 @@ wl_release_run(PG_FUNCTION_ARGS)
 uint64
 wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 {
+#define PURGE_PICK(keep) \
+		"SELECT r.project, r.session, r.run FROM worklist.run r" \
+		" WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.listed" \
+		"   AND r.latest_checkpoint_at OPERATOR(pg_catalog.<=) $2" keep \
+		" ORDER BY r.latest_checkpoint_at LIMIT $3" \
+		" FOR UPDATE OF r SKIP LOCKED"
+	/* (0.4) a run whose current park is outstanding at now ($4) stays */
 	static WlStmt pick WL_KEPT = {
-		"SELECT r.project, r.session, r.run FROM worklist.run r"
-		" WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.listed"
-		"   AND r.latest_checkpoint_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY r.latest_checkpoint_at LIMIT $3"
-		" FOR UPDATE OF r SKIP LOCKED",
-		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.runs.pick"
+		PURGE_PICK(" AND NOT (r.park_checkpoint_id IS NOT NULL AND r.park_resolved_at IS NULL"
+				   "  AND (r.park_deadline IS NULL OR r.park_deadline OPERATOR(pg_catalog.>) $4))"),
+		4, {TEXTOID, TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID},
+		.generic = true, .name = "retention.purge.runs.pick",
+		.sql03 = PURGE_PICK("")
 	};
 
 	/*
@@ -741,23 +890,34 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	 * could lock (a lease somebody holds locked -- a claim, a fenced write
 	 * -- is passed over) that has expired.
 	 */
+#define PURGE_RUN(parks) \
+		"WITH leased AS (" \
+		"  SELECT l.expires_at FROM worklist.run_claim l WHERE" RUN_KEY("l") \
+		"   FOR UPDATE OF l SKIP LOCKED)," \
+		" doomed AS (" \
+		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")" \
+		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at OPERATOR(pg_catalog.<=) $5))," \
+		" checkpoints AS (" \
+		"  DELETE FROM worklist.run_checkpoint k WHERE" RUN_KEY("k") \
+		"   AND EXISTS (SELECT FROM doomed))," \
+		" leases AS (" \
+		"  DELETE FROM worklist.run_claim l WHERE" RUN_KEY("l") \
+		"   AND EXISTS (SELECT FROM doomed))" parks \
+		" DELETE FROM worklist.run r WHERE" RUN_KEY("r") \
+		" AND EXISTS (SELECT FROM doomed)"
 	static WlStmt purge WL_KEPT = {
-		"WITH leased AS ("
-		"  SELECT l.expires_at FROM worklist.run_claim l WHERE" RUN_KEY("l")
-		"   FOR UPDATE OF l SKIP LOCKED),"
-		" doomed AS ("
-		"  SELECT WHERE NOT EXISTS (SELECT FROM worklist.run_claim l WHERE" RUN_KEY("l") ")"
-		"            OR EXISTS (SELECT FROM leased x WHERE x.expires_at OPERATOR(pg_catalog.<=) $5)),"
-		" checkpoints AS ("
-		"  DELETE FROM worklist.run_checkpoint k WHERE" RUN_KEY("k")
-		"   AND EXISTS (SELECT FROM doomed)),"
-		" leases AS ("
-		"  DELETE FROM worklist.run_claim l WHERE" RUN_KEY("l")
-		"   AND EXISTS (SELECT FROM doomed))"
-		" DELETE FROM worklist.run r WHERE" RUN_KEY("r")
-		" AND EXISTS (SELECT FROM doomed)",
+		PURGE_RUN(", parks AS ("
+				  "  DELETE FROM worklist.run_park_task w WHERE" RUN_KEY("w")
+				  "   AND EXISTS (SELECT FROM doomed)),"
+				  " writes AS ("
+				  "  DELETE FROM worklist.run_pending_write w WHERE" RUN_KEY("w")
+				  "   AND EXISTS (SELECT FROM doomed)),"
+				  " vals AS ("
+				  "  DELETE FROM worklist.run_channel_value v WHERE" RUN_KEY("v")
+				  "   AND EXISTS (SELECT FROM doomed))"),
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID},
-		.generic = true, .name = "retention.purge.runs.delete"
+		.generic = true, .name = "retention.purge.runs.delete",
+		.sql03 = PURGE_RUN("")
 	};
 	Datum		values[5];
 	uint64		n;
@@ -769,6 +929,7 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 	values[0] = PointerGetDatum(tenant);
 	values[1] = TimestampTzGetDatum(before);
 	values[2] = Int32GetDatum(lim);
+	values[3] = TimestampTzGetDatum(now);
 	n = wl_exec(&pick, values, NULL, false, 0);
 	projects = wl_result_column(n, 1);
 	sessions = wl_result_column(n, 2);
@@ -787,4 +948,15 @@ wl_run_purge(text *tenant, TimestampTz before, TimestampTz now, int32 lim)
 		}
 	}
 	return purged;
+}
+
+/*
+ * Move the fence sequence past the highest stored fence (declared in
+ * run.h), for a verb other than claim_run that mints a fence and found the
+ * sequence behind: see mint_guard_slow_path().
+ */
+void
+wl_run_fence_catch_up(void)
+{
+	mint_guard_slow_path();
 }

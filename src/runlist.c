@@ -383,7 +383,8 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
 /*
  * The page statements.  Parameters: $1 tenant, $2 project, $3 session,
  * $4..$8 the key to start after (has run_created_at, run_created_at or
- * '-infinity', run, project, session), $9 park mask, $10 claimed, $11 now.
+ * '-infinity', run, project, session), $9 park mask, $10 claimed, $11 now,
+ * $12 concluded.
  * Column 1 is the entry, 2..5 the key of the row.
  */
 #define PARK_BIT \
@@ -391,7 +392,7 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
 	" WHEN r.park_resolved_at IS NOT NULL THEN 4" \
 	" WHEN r.park_deadline OPERATOR(pg_catalog.<=) $11 THEN 2 ELSE 1 END"
 
-#define PAGE_SELECT \
+#define PAGE_SELECT_OF(more, filter) \
 	"SELECT ROW(r.project, r.session, r.run, r.parent_run, r.run_created_at," \
 	"  r.checkpoint_count, r.latest_checkpoint_id, r.latest_checkpoint_at," \
 	"  CASE WHEN r.park_checkpoint_id IS NULL THEN NULL" \
@@ -401,7 +402,7 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
 	"   ELSE 'outstanding'::worklist.park_state END," \
 	"  r.park_checkpoint_id, r.park_request, r.parked_at, r.park_deadline," \
 	"  r.park_resolved_at, l.holder, l.fence, l.expires_at," \
-	"  l.expires_at OPERATOR(pg_catalog.<=) $11)::worklist.durable_run," \
+	"  l.expires_at OPERATOR(pg_catalog.<=) $11" more ")::worklist.durable_run," \
 	"  r.run_created_at, r.run, r.project, r.session" \
 	" FROM worklist.run r" \
 	" LEFT JOIN worklist.run_claim l ON l.tenant OPERATOR(pg_catalog.=) r.tenant" \
@@ -412,14 +413,19 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
 	"  AND ($9 IS NULL OR ($9 OPERATOR(pg_catalog.&) " PARK_BIT ")" \
 	"       OPERATOR(pg_catalog.<>) 0)" \
 	"  AND ($10 IS NULL OR $10 OPERATOR(pg_catalog.=)" \
-	"       COALESCE(l.expires_at OPERATOR(pg_catalog.>) $11, false))"
+	"       COALESCE(l.expires_at OPERATOR(pg_catalog.>) $11, false))" filter
+/* this version's schema: with the conclusion ($12 the concluded filter) */
+#define PAGE_SELECT PAGE_SELECT_OF(", r.concluded_at", \
+	"  AND ($12 IS NULL OR $12 OPERATOR(pg_catalog.=) (r.concluded_at IS NOT NULL))")
+/* 0.3's */
+#define PAGE_SELECT_03 PAGE_SELECT_OF("", "")
 
 #define HAS_CREATED "(r.run_created_at IS NOT NULL)"
 #define CREATED_KEY "COALESCE(r.run_created_at, '-infinity'::pg_catalog.timestamptz)"
 
 #define PAGE_ARGTYPES \
-	11, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, \
-		TEXTOID, INT4OID, BOOLOID, TIMESTAMPTZOID}
+	12, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, \
+		TEXTOID, INT4OID, BOOLOID, TIMESTAMPTZOID, BOOLOID}
 
 /* keyset conditions and orders: [order: 0 run_id, 1 created_at][scope] */
 #define KEY_ID \
@@ -463,11 +469,12 @@ park_mask_arg(FunctionCallInfo fcinfo, int argno)
  * generic plan made for 1001 rows would sort instead.  The executor stops
  * after lim + 1 rows in any case.
  */
+#define LIMIT_OF(q, n, label) \
+	{PAGE_SELECT q " LIMIT " n, PAGE_ARGTYPES, .name = label "." n, \
+	 .sql03 = PAGE_SELECT_03 q " LIMIT " n}
 #define LIMITS(q, label) \
-	{{q " LIMIT 2", PAGE_ARGTYPES, .name = label ".2"}, \
-	 {q " LIMIT 11", PAGE_ARGTYPES, .name = label ".11"}, \
-	 {q " LIMIT 101", PAGE_ARGTYPES, .name = label ".101"}, \
-	 {q " LIMIT 1001", PAGE_ARGTYPES, .name = label ".1001"}}
+	{LIMIT_OF(q, "2", label), LIMIT_OF(q, "11", label), \
+	 LIMIT_OF(q, "101", label), LIMIT_OF(q, "1001", label)}
 #define N_LIMITS 4
 static const int32 limits[N_LIMITS] = {2, 11, 101, 1001};
 
@@ -477,20 +484,20 @@ static const int32 limits[N_LIMITS] = {2, 11, 101, 1001};
  */
 static WlStmt page_stmts[2][3][2][N_LIMITS] WL_KEPT = {
 	{
-		{LIMITS(PAGE_SELECT KEY_ID, "runlist.by_id"), LIMITS(PAGE_SELECT PARKED KEY_ID, "runlist.by_id.parked")},
-		{LIMITS(PAGE_SELECT KEY_ID_P, "runlist.by_id.project"), LIMITS(PAGE_SELECT PARKED KEY_ID_P, "runlist.by_id.project.parked")},
-		{LIMITS(PAGE_SELECT KEY_ID_PS, "runlist.by_id.session"), LIMITS(PAGE_SELECT PARKED KEY_ID_PS, "runlist.by_id.session.parked")},
+		{LIMITS(KEY_ID, "runlist.by_id"), LIMITS(PARKED KEY_ID, "runlist.by_id.parked")},
+		{LIMITS(KEY_ID_P, "runlist.by_id.project"), LIMITS(PARKED KEY_ID_P, "runlist.by_id.project.parked")},
+		{LIMITS(KEY_ID_PS, "runlist.by_id.session"), LIMITS(PARKED KEY_ID_PS, "runlist.by_id.session.parked")},
 	},
 	{
-		{LIMITS(PAGE_SELECT KEY_CREATED, "runlist.by_created"), LIMITS(PAGE_SELECT PARKED KEY_CREATED, "runlist.by_created.parked")},
-		{LIMITS(PAGE_SELECT KEY_CREATED_P, "runlist.by_created.project"), LIMITS(PAGE_SELECT PARKED KEY_CREATED_P, "runlist.by_created.project.parked")},
-		{LIMITS(PAGE_SELECT KEY_CREATED_PS, "runlist.by_created.session"), LIMITS(PAGE_SELECT PARKED KEY_CREATED_PS, "runlist.by_created.session.parked")},
+		{LIMITS(KEY_CREATED, "runlist.by_created"), LIMITS(PARKED KEY_CREATED, "runlist.by_created.parked")},
+		{LIMITS(KEY_CREATED_P, "runlist.by_created.project"), LIMITS(PARKED KEY_CREATED_P, "runlist.by_created.project.parked")},
+		{LIMITS(KEY_CREATED_PS, "runlist.by_created.session"), LIMITS(PARKED KEY_CREATED_PS, "runlist.by_created.session.parked")},
 	},
 };
 
 /*
  * worklist.list_durable_runs(project, session, order_by, park, claimed,
- *		lim, cursor, now) RETURNS worklist.durable_run_page
+ *		lim, cursor, now, concluded) RETURNS worklist.durable_run_page
  */
 Datum
 wl_list_durable_runs(PG_FUNCTION_ARGS)
@@ -506,12 +513,13 @@ wl_list_durable_runs(PG_FUNCTION_ARGS)
 	Oid			entry_type;
 	int16		entry_len;
 	bool		entry_byval;
+	int			concluded;
 	char		entry_align;
 	WlStmt	   *stmt;
 	int			bucket;
 	WlSpi		spi;
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[12];
+	char		nulls[12];
 	uint64		n;
 	int			count;
 	Datum	   *entries;
@@ -535,6 +543,8 @@ wl_list_durable_runs(PG_FUNCTION_ARGS)
 	ctx.claimed = PG_ARGISNULL(4) ? -1 : (PG_GETARG_BOOL(4) ? 1 : 0);
 	lim = wl_arg_limit(fcinfo, 5, 100, WL_LIMIT_MAX);
 	now = wl_arg_time(fcinfo, 7, "now");
+	/* the 0.3 function has no concluded */
+	concluded = PG_NARGS() <= 8 || PG_ARGISNULL(8) ? -1 : (PG_GETARG_BOOL(8) ? 1 : 0);
 
 	if (PG_ARGISNULL(6))
 	{
@@ -583,6 +593,8 @@ wl_list_durable_runs(PG_FUNCTION_ARGS)
 	values[9] = BoolGetDatum(ctx.claimed == 1);
 	nulls[9] = ctx.claimed < 0 ? 'n' : ' ';
 	values[10] = TimestampTzGetDatum(now);
+	values[11] = BoolGetDatum(concluded == 1);
+	nulls[11] = concluded < 0 ? 'n' : ' ';
 
 	/* allocated here: what is palloc'd inside SPI dies with it */
 	entries = palloc(sizeof(Datum) * lim);

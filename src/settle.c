@@ -75,23 +75,43 @@ wl_task_event(text *tenant, text *task_id, const char *event, text *actor,
 	static WlStmt stmt WL_KEPT = {
 		"INSERT INTO worklist.task_log AS l"
 		" (tenant, task_id, seq, at, event, actor, login, detail)"
-		" SELECT $1, $2, COALESCE((SELECT p.seq FROM worklist.task_log p"
+		" SELECT $1, $2, COALESCE($8, (SELECT p.seq FROM worklist.task_log p"
 		"  WHERE p.tenant" EQ "$1 AND p.task_id" EQ "$2"
 		"  ORDER BY p.seq DESC LIMIT 1), 0) OPERATOR(pg_catalog.+) 1,"
 		" $3, $4, $5, $6, $7"
 		" RETURNING ROW(l.task_id, l.seq, l.at, l.event, l.actor, l.login,"
 		" COALESCE(l.detail, '{}'::pg_catalog.jsonb))::worklist.task_event",
-		7, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID},
+		8, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT4OID},
 		.generic = true, .name = "settle.event"
 	};
-	Datum		values[7];
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	static WlStmt last WL_KEPT = {
+		"SELECT p.seq FROM worklist.task_log p"
+		" WHERE p.tenant" EQ "$1 AND p.task_id" EQ "$2"
+		" ORDER BY p.seq DESC LIMIT 1",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.event.last"
+	};
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', 'n'};
 	bool		isnull;
 
 	if (!wl_schema_current())
 		return (Datum) 0;
+
+	/*
+	 * Under a transaction snapshot, an event committed since it was taken
+	 * -- a note, which locks the task's row without changing it -- is read
+	 * from the latest state, so that this one is numbered after it.
+	 */
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(task_id);
+	if (IsolationUsesXactSnapshot())
+	{
+		values[7] = Int32GetDatum(0);
+		nulls[7] = ' ';
+		if (wl_exec_latest(&last, values, NULL) == 1)
+			values[7] = wl_result_datum(0, 1, &isnull);
+	}
 	values[2] = TimestampTzGetDatum(at);
 	values[3] = CStringGetTextDatum(event);
 	values[4] = PointerGetDatum(actor);
@@ -189,52 +209,54 @@ parks_awaiting(text *tenant, text *task_id, int *n)
 	return parks;
 }
 
-/* Lock the run row of a park, waiting or not (skip); false: not locked. */
-static bool
-lock_park_run(const Park *p, bool skip)
+/* Lock the run row of a park, waiting for it (it may be gone). */
+static void
+lock_park_run(const Park *p)
 {
-	static WlStmt wait WL_KEPT = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT FROM worklist.run r WHERE " RUN_IS("r") " FOR NO KEY UPDATE",
 		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "settle.lock_run"
 	};
-	static WlStmt nowait WL_KEPT = {
-		"SELECT FROM worklist.run r WHERE " RUN_IS("r") " FOR NO KEY UPDATE SKIP LOCKED",
-		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID},
-		.generic = true, .name = "settle.lock_run.skip"
-	};
 
-	return wl_exec(skip ? &nowait : &wait, (Datum *) p->key, NULL, false, 0) == 1;
+	(void) wl_exec(&stmt, (Datum *) p->key, NULL, false, 0);
 }
 
 /*
- * Lock a park's checkpoint while its park is unresolved, waiting or not;
- * returns its park_tasks (a text[] datum), or (Datum) 0 when not locked
- * (resolved, gone, or -- skip -- held by somebody).
+ * Lock a park's checkpoint while its park is unresolved, waiting for it;
+ * returns its park_tasks (a text[] datum), or (Datum) 0 when there is
+ * none (resolved, gone, or written over without a park).
  */
 static Datum
-lock_park_checkpoint(const Park *p, bool skip)
+lock_park_checkpoint(const Park *p)
 {
-	static WlStmt wait WL_KEPT = {
+	static WlStmt stmt WL_KEPT = {
 		"SELECT c.park_tasks FROM worklist.run_checkpoint c"
 		" WHERE " PARK_IS("c") " AND c.park_resolved_at IS NULL FOR NO KEY UPDATE",
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "settle.lock_checkpoint"
 	};
-	static WlStmt nowait WL_KEPT = {
-		"SELECT c.park_tasks FROM worklist.run_checkpoint c"
-		" WHERE " PARK_IS("c") " AND c.park_resolved_at IS NULL"
-		" FOR NO KEY UPDATE SKIP LOCKED",
-		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
-		.generic = true, .name = "settle.lock_checkpoint.skip"
-	};
 	bool		isnull;
 	Datum		tasks;
 
-	if (wl_exec(skip ? &nowait : &wait, (Datum *) p->key, NULL, false, 0) != 1)
+	if (wl_exec(&stmt, (Datum *) p->key, NULL, false, 0) != 1)
 		return (Datum) 0;
 	tasks = wl_result_datum(0, 1, &isnull);
 	return isnull ? (Datum) 0 : tasks;
+}
+
+/*
+ * Lock, without waiting, the row skip picks ($1.. the park's key, SKIP
+ * LOCKED); false only when somebody else holds it: a row that is not
+ * there (exists, read in the latest state, finds nothing) holds nothing
+ * up.
+ */
+static bool
+lock_unless_held(WlStmt *skip, WlStmt *exists, const Park *p)
+{
+	if (wl_exec(skip, (Datum *) p->key, NULL, false, 0) == 1)
+		return true;
+	return wl_exec_latest(exists, (Datum *) p->key, NULL) == 0;
 }
 
 /* Is any of tasks (a text[]) of the tenant still pending, as of now? */
@@ -242,9 +264,13 @@ static bool
 any_pending(text *tenant, Datum tasks)
 {
 	static WlStmt stmt WL_KEPT = {
+		/*
+		 * Each task by its whole key, a scalar subquery per element: a
+		 * join planned on empty tables hashed every task of the tenant.
+		 */
 		"SELECT EXISTS (SELECT FROM pg_catalog.unnest($2) a(id)"
-		" JOIN worklist.task t ON t.tenant" EQ "$1 AND t.id" EQ "a.id"
-		" WHERE " PENDING("t") ")",
+		" WHERE (SELECT " PENDING("t") " FROM worklist.task t"
+		"        WHERE t.tenant" EQ "$1 AND t.id" EQ "a.id))",
 		2, {TEXTOID, TEXTARRAYOID},
 		.generic = true, .name = "settle.any_pending"
 	};
@@ -285,6 +311,12 @@ resolve_park(const Park *p, TimestampTz at)
 void
 wl_task_settled(text *tenant, text *task_id, TimestampTz at)
 {
+	static WlStmt outstanding WL_KEPT = {
+		"SELECT FROM worklist.run_checkpoint c WHERE " PARK_IS("c")
+		" AND c.park_resolved_at IS NULL AND c.park_tasks IS NOT NULL",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.park_outstanding"
+	};
 	Park	   *parks;
 	int			n;
 
@@ -296,16 +328,18 @@ wl_task_settled(text *tenant, text *task_id, TimestampTz at)
 		Datum		tasks;
 
 		CHECK_FOR_INTERRUPTS();
-		(void) lock_park_run(&parks[i], false);
-		tasks = lock_park_checkpoint(&parks[i], false);
+		lock_park_run(&parks[i]);
+		tasks = lock_park_checkpoint(&parks[i]);
 		if (tasks == (Datum) 0)
 		{
 			/*
-			 * Resolved or gone meanwhile -- or, under a transaction
-			 * snapshot, made after it: then this transaction cannot
-			 * resolve it and must not leave it outstanding.
+			 * Resolved, gone or written over meanwhile -- or, under a
+			 * transaction snapshot, made after it (the latest state has
+			 * it outstanding): then this transaction cannot resolve it
+			 * and must not leave it outstanding.
 			 */
-			if (IsolationUsesXactSnapshot())
+			if (IsolationUsesXactSnapshot() &&
+				wl_exec_latest(&outstanding, parks[i].key, NULL) == 1)
 				ereport(ERROR,
 						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 						 errmsg("could not serialize access due to a concurrent park of a run"),
@@ -323,6 +357,27 @@ wl_task_settled(text *tenant, text *task_id, TimestampTz at)
 bool
 wl_task_parks_lockable(text *tenant, text *task_id)
 {
+	static WlStmt run_skip WL_KEPT = {
+		"SELECT FROM worklist.run r WHERE " RUN_IS("r") " FOR NO KEY UPDATE SKIP LOCKED",
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.lock_run.skip"
+	};
+	static WlStmt run_exists WL_KEPT = {
+		"SELECT FROM worklist.run r WHERE " RUN_IS("r"),
+		4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.lock_run.exists"
+	};
+	static WlStmt checkpoint_skip WL_KEPT = {
+		"SELECT FROM worklist.run_checkpoint c WHERE " PARK_IS("c")
+		" FOR NO KEY UPDATE SKIP LOCKED",
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.lock_checkpoint.skip"
+	};
+	static WlStmt checkpoint_exists WL_KEPT = {
+		"SELECT FROM worklist.run_checkpoint c WHERE " PARK_IS("c"),
+		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.lock_checkpoint.exists"
+	};
 	Park	   *parks;
 	int			n;
 	bool		ok = true;
@@ -331,8 +386,8 @@ wl_task_parks_lockable(text *tenant, text *task_id)
 		return true;
 	parks = parks_awaiting(tenant, task_id, &n);
 	for (int i = 0; i < n && ok; i++)
-		ok = lock_park_run(&parks[i], true) &&
-			lock_park_checkpoint(&parks[i], true) != (Datum) 0;
+		ok = lock_unless_held(&run_skip, &run_exists, &parks[i]) &&
+			lock_unless_held(&checkpoint_skip, &checkpoint_exists, &parks[i]);
 	pfree(parks);
 	return ok;
 }
@@ -492,4 +547,27 @@ wl_park_record(Datum *address, text *checkpoint_id, ArrayType *tasks, bool resol
 	/* the run's resolved parks, and what this checkpoint awaited before */
 	(void) wl_exec(&forget, values, NULL, false, 0);
 	(void) wl_exec(&record, values, NULL, false, 0);
+}
+
+void
+wl_lock_tasks(text *tenant, ArrayType *ids)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT FROM worklist.task t WHERE " KEY("t") " FOR NO KEY UPDATE",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.lock_task"
+	};
+	Datum	   *names;
+	int			count;
+	Datum		values[2];
+
+	names = wl_sort_ids(ids, &count);
+	values[0] = PointerGetDatum(tenant);
+	for (int i = 0; i < count; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[1] = names[i];
+		(void) wl_exec(&stmt, values, NULL, false, 0);
+	}
+	pfree(names);
 }

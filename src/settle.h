@@ -6,6 +6,13 @@
  *	  resolution of the parks of runs that await it.  Beneath the task verbs
  *	  and the run verbs alike, so that neither concept calls the other.
  *
+ * The task verbs and the sweep do not call wl_task_event and
+ * wl_task_settled themselves: every change of a task goes through
+ * wl_task_changed() (task.h), which appends the event and, for a change
+ * that settles the task, resolves its parks, in the change's transaction.
+ * A new task verb does the same.  Only wl_withdraw_tasks, which the run
+ * verbs call too, settles tasks here, doing what wl_task_changed does.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef WORKLIST_SETTLE_H
@@ -56,6 +63,15 @@ extern bool wl_task_parks_lockable(text *tenant, text *task_id);
  */
 extern int32 wl_withdraw_tasks(text *tenant, ArrayType *ids, text *run_id,
 							   TimestampTz at);
+
+/*
+ * Lock the tasks named in ids (a text[]) that exist, for the update that
+ * settles them, in wl_sort_ids order: what a verb that settles tasks it
+ * finds through a run (conclude_run) takes before it locks anything of
+ * the run, so that it keeps the order every path locks in.  SPI must be
+ * begun.
+ */
+extern void wl_lock_tasks(text *tenant, ArrayType *ids);
 
 /*
  * The elements of a text[] of task ids, without duplicates, in the order

@@ -267,9 +267,17 @@ wl_spi_end(WlSpi *spi)
 static void
 prepare(WlStmt *stmt)
 {
+	bool		want03 = stmt->sql03 != NULL && !wl_schema_current();
+
+	if (stmt->plan != NULL && stmt->plan_is03 != want03)
+	{
+		SPI_freeplan(stmt->plan);
+		stmt->plan = NULL;
+	}
 	if (stmt->plan == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare_cursor(stmt->sql, stmt->nargs,
+		SPIPlanPtr	plan = SPI_prepare_cursor(want03 ? stmt->sql03 : stmt->sql,
+											  stmt->nargs,
 											  stmt->argtypes,
 											  stmt->generic ? CURSOR_OPT_GENERIC_PLAN : 0);
 
@@ -279,6 +287,7 @@ prepare(WlStmt *stmt)
 		if (SPI_keepplan(plan) != 0)
 			elog(ERROR, "could not keep prepared statement");
 		stmt->plan = plan;
+		stmt->plan_is03 = want03;
 	}
 }
 

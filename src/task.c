@@ -29,7 +29,12 @@
  *
  * Every change of a task -- by these verbs, and by the sweep parts
  * (task_sweep.c) -- is recorded once it is made through wl_task_changed(),
- * the one place a change of a task passes on its way out.
+ * the one place a change of a task passes on its way out: its event in the
+ * task's history (settle.c), the resolution of the parks awaiting a task
+ * it settles, its notification.  It is called under the row lock the
+ * change took, before SPI ends, and only when the UPDATE changed the row:
+ * a call that changes nothing appends nothing.  note() appends an event
+ * without changing the row, under a lock taken for it.
  *
  * claim_next and the sweep never wait: they pick rows with FOR NO KEY UPDATE
  * SKIP LOCKED inside the same statement that changes them, so a row another
@@ -50,8 +55,10 @@
  */
 #include "change.h"
 #include "hint.h"
+#include "settle.h"
 #include "task.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -66,6 +73,7 @@ PG_FUNCTION_INFO_V1(wl_complete);
 PG_FUNCTION_INFO_V1(wl_set_state);
 PG_FUNCTION_INFO_V1(wl_escalate);
 PG_FUNCTION_INFO_V1(wl_withdraw_run);
+PG_FUNCTION_INFO_V1(wl_note);
 
 /* How often a verb re-runs its UPDATE after a locked read said it may. */
 #define MAX_ATTEMPTS 3
@@ -195,31 +203,79 @@ change_task(const TaskChange *c, TaskFacts *f)
 	}
 }
 
-void
-wl_task_changed(text *tenant, WlChange change)
+/* The events of the task kind, and the change each is notified as. */
+static const struct
 {
-	wl_change_record_text(tenant, change);
+	const char *kind;
+	const char *event;
+	WlChange	change;
+}			task_changes[] = {
+#define WL_TASK_CHANGE(name, kind, event) {kind, event, WL_CHANGE_##name},
+	WL_CHANGES(WL_TASK_CHANGE)
+#undef WL_TASK_CHANGE
+};
+
+/* The change event is notified as: its own, claim_timed_out a release. */
+static WlChange
+notified_change(const char *event)
+{
+	if (strcmp(event, "claim_timed_out") == 0)
+		return WL_CHANGE_TASK_RELEASED;
+	for (int i = 0; i < lengthof(task_changes); i++)
+		if (strcmp(task_changes[i].kind, "task") == 0 &&
+			strcmp(task_changes[i].event, event) == 0 &&
+			task_changes[i].change != WL_CHANGE_TASK_PURGED)
+			return task_changes[i].change;
+	elog(ERROR, "unknown task event \"%s\"", event);
+	pg_unreachable();
 }
+
+Datum
+wl_task_changed(text *tenant, text *id, const char *event, text *actor,
+				TimestampTz at, Jsonb *detail)
+{
+	WlChange	change = notified_change(event);
+	Datum		logged = wl_task_event(tenant, id, event, actor, at, detail);
+
+	if (change == WL_CHANGE_TASK_COMPLETED || change == WL_CHANGE_TASK_EXPIRED ||
+		change == WL_CHANGE_TASK_WITHDRAWN)
+		wl_task_settled(tenant, id, at);
+	wl_change_record_text(tenant, change);
+	return logged;
+}
+
+Jsonb *
+wl_task_detail(const char *key, const char *value)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k;
+	JsonbValue	v;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	if (value == NULL)
+		v.type = jbvNull;
+	else
+	{
+		v.type = jbvString;
+		v.val.string.val = (char *) value;
+		v.val.string.len = strlen(value);
+	}
+	(void) pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	(void) pushJsonbValue(&state, WJB_KEY, &k);
+	(void) pushJsonbValue(&state, WJB_VALUE, &v);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* The transaction's now(): when a verb without a now of its own judged. */
+#define VERB_NOW() GetCurrentTransactionStartTimestamp()
 
 /* The label of an enum argument, as text (to be cast back in SQL). */
 static Datum
 enum_label(Datum value)
 {
 	return CStringGetTextDatum(wl_enum_label(value));
-}
-
-/* The change a task settled into state (completed, expired, withdrawn) is. */
-static WlChange
-settled_change(const char *state)
-{
-	if (strcmp(state, "completed") == 0)
-		return WL_CHANGE_TASK_COMPLETED;
-	if (strcmp(state, "expired") == 0)
-		return WL_CHANGE_TASK_EXPIRED;
-	if (strcmp(state, "withdrawn") == 0)
-		return WL_CHANGE_TASK_WITHDRAWN;
-	elog(ERROR, "unknown settled state \"%s\"", state);
-	pg_unreachable();
 }
 
 /* The task in row (a whole worklist.task) became claimable: see hint.c. */
@@ -357,13 +413,14 @@ wl_open_task(PG_FUNCTION_ARGS)
 			elog(ERROR, "task neither inserted nor found");
 	}
 	row = wl_result_datum(0, 1, &isnull);
+	/* a re-open changes nothing and appends nothing */
+	if (created)
+		(void) wl_task_changed(tenant, DatumGetTextPP(values[1]), "opened",
+							   NULL, VERB_NOW(), NULL);
 	wl_spi_end(&spi);
 
 	if (created)
-	{
 		row_claimable(tenant, row);
-		wl_task_changed(tenant, WL_CHANGE_TASK_OPENED);
-	}
 	PG_RETURN_DATUM(row);
 }
 
@@ -425,22 +482,23 @@ wl_claim(PG_FUNCTION_ARGS)
 	wl_spi_begin(&spi);
 	claimed = change_task(&change, &f);
 	row = claimed ? wl_result_datum(0, 1, &isnull) : f.row;
+	if (claimed)
+		(void) wl_task_changed(tenant, id, "claimed", actor, VERB_NOW(), NULL);
 	wl_spi_end(&spi);
 
 	if (claimed)
-	{
 		wl_count(WL_COUNT_CLAIMS);
-		wl_task_changed(tenant, WL_CHANGE_TASK_CLAIMED);
-	}
 	PG_RETURN_DATUM(row);
 }
 
 /*
- * worklist.claim_next(actor, roles) RETURNS task
+ * worklist.claim_next(actor, roles, skip) RETURNS task
  *
  * Claims the first claimable task in queue order whose audience meets
- * roles and that does not exclude actor, skipping rows locked by anybody
- * else, in one statement.  NULL when there is none.
+ * roles, that does not exclude actor and whose id is not in skip (NULL:
+ * none; at most 1000 elements), skipping rows locked by anybody else, in
+ * one statement.  NULL when there is none.  (On a 0.3 schema the function
+ * has no skip argument.)
  *
  * The statement starts at the tenant's hint (hint.c).  When the hint asks
  * for it, the statement also finds the first task claimable by anybody from
@@ -453,13 +511,15 @@ wl_claim(PG_FUNCTION_ARGS)
 	"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q") \
 	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
 	"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2") \
+	"    AND NOT (q.id" EQ "ANY ($7))" \
 	"  ORDER BY " QUEUE_KEY("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED)," \
 	" took AS (" \
 	" UPDATE worklist.task t" SET_CLAIM("$2") \
 	"  WHERE t.tenant" EQ "$1 AND t.id" EQ "(SELECT pick.id FROM pick)" \
 	"  RETURNING t)"
 #define CLAIM_NEXT_ARGS \
-	6, {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, TIMESTAMPTZOID, TEXTOID}
+	7, {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, TIMESTAMPTZOID, TEXTOID, \
+	TEXTARRAYOID}
 
 Datum
 wl_claim_next(PG_FUNCTION_ARGS)
@@ -484,17 +544,22 @@ wl_claim_next(PG_FUNCTION_ARGS)
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 1, "roles", true);
+	ArrayType  *skip;
 	char	   *tenant_c;
 	WlQueueKey	hint;
 	WlQueueKey	first;
 	uint64		version;
 	uint64		raises;
 	bool		raise;
-	Datum		values[6];
+	Datum		values[7];
 	Datum		row = (Datum) 0;
 	bool		isnull = true;
 	WlSpi		spi;
 
+	if (PG_NARGS() < 3 || PG_ARGISNULL(2))
+		skip = construct_empty_array(TEXTOID);
+	else
+		skip = wl_arg_idents(fcinfo, 2, "skip", true);
 	/* an empty roles array meets no audience */
 	if (ArrayGetNItems(ARR_NDIM(roles), ARR_DIMS(roles)) == 0)
 		PG_RETURN_NULL();
@@ -508,6 +573,7 @@ wl_claim_next(PG_FUNCTION_ARGS)
 	values[3] = Int64GetDatum(hint.neg_priority);
 	values[4] = TimestampTzGetDatum(hint.created_at);
 	values[5] = CStringGetTextDatum(hint.id);
+	values[6] = PointerGetDatum(skip);
 	wl_spi_begin(&spi);
 	if (wl_exec(raise ? &raising : &stmt, values, NULL, false, 0) != 1)
 		elog(ERROR, "claim_next returned no row");
@@ -527,6 +593,14 @@ wl_claim_next(PG_FUNCTION_ARGS)
 			strlcpy(first.id, id, sizeof(first.id));
 		}
 	}
+	if (!isnull)
+	{
+		bool		none;
+		Datum		id = GetAttributeByName(DatumGetHeapTupleHeader(row), "id", &none);
+
+		(void) wl_task_changed(tenant, DatumGetTextPP(id), "claimed", actor,
+							   VERB_NOW(), NULL);
+	}
 	wl_spi_end(&spi);
 
 	if (raise)
@@ -535,7 +609,6 @@ wl_claim_next(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	wl_hint_took();
 	wl_count(WL_COUNT_CLAIMS);
-	wl_task_changed(tenant, WL_CHANGE_TASK_CLAIMED);
 	PG_RETURN_DATUM(row);
 }
 
@@ -587,10 +660,11 @@ wl_release(PG_FUNCTION_ARGS)
 
 	wl_spi_begin(&spi);
 	if (change_task(&change, &f))
+	{
 		row_claimable(tenant, wl_result_datum(0, 1, &isnull));
+		(void) wl_task_changed(tenant, id, "released", actor, VERB_NOW(), NULL);
+	}
 	wl_spi_end(&spi);
-
-	wl_task_changed(tenant, WL_CHANGE_TASK_RELEASED);
 	PG_RETURN_VOID();
 }
 
@@ -652,13 +726,13 @@ wl_take_over(PG_FUNCTION_ARGS)
 	wl_spi_begin(&spi);
 	moved = change_task(&change, &f);
 	row = moved ? wl_result_datum(0, 1, &isnull) : f.row;
+	if (moved)
+		(void) wl_task_changed(tenant, id, "taken_over", actor, VERB_NOW(),
+							   wl_task_detail("from", text_to_cstring(from)));
 	wl_spi_end(&spi);
 
 	if (moved)
-	{
 		wl_count(WL_COUNT_TAKE_OVERS);
-		wl_task_changed(tenant, WL_CHANGE_TASK_TAKEN_OVER);
-	}
 	PG_RETURN_DATUM(row);
 }
 
@@ -724,10 +798,10 @@ wl_complete(PG_FUNCTION_ARGS)
 	if (!settled)
 		retried = strcmp(f.state, "completed") == 0 && f.decided_by &&
 			strcmp(f.decided_by, text_to_cstring(actor)) == 0 && f.same_decision;
+	else
+		(void) wl_task_changed(tenant, id, "completed", actor, VERB_NOW(), NULL);
 	wl_spi_end(&spi);
 
-	if (settled)
-		wl_task_changed(tenant, WL_CHANGE_TASK_COMPLETED);
 	PG_RETURN_BOOL(settled || retried);
 }
 
@@ -779,10 +853,11 @@ wl_set_state(PG_FUNCTION_ARGS)
 	wl_hint_took();
 	wl_spi_begin(&spi);
 	settled = change_task(&change, &f);
+	if (settled)
+		(void) wl_task_changed(tenant, id, state_c, NULL, VERB_NOW(),
+							   wl_task_detail("via", "set_state"));
 	wl_spi_end(&spi);
 
-	if (settled)
-		wl_task_changed(tenant, settled_change(state_c));
 	PG_RETURN_BOOL(settled);
 }
 
@@ -837,13 +912,13 @@ wl_escalate(PG_FUNCTION_ARGS)
 	row = escalate_task(tenant, id, &escalated);
 	if (row == (Datum) 0)
 		wl_error_not_found("task", text_to_cstring(id));
+	/* a settled or already escalated task is returned as it is */
+	if (escalated)
+		(void) wl_task_changed(tenant, id, "escalated", NULL, VERB_NOW(), NULL);
 	wl_spi_end(&spi);
 
 	if (escalated)
-	{
 		row_claimable(tenant, row);
-		wl_task_changed(tenant, WL_CHANGE_TASK_ESCALATED);
-	}
 	PG_RETURN_DATUM(row);
 }
 
@@ -852,55 +927,70 @@ wl_escalate(PG_FUNCTION_ARGS)
  *
  * Settles as withdrawn the tasks named in awaited that belong to run_id
  * and are still pending.  Names of tasks that do not exist, belong to
- * another run or are settled are passed over.
+ * another run or are settled are passed over.  The settling of tasks
+ * beneath the run verbs as well (settle.c) records each change as
+ * wl_task_changed() does.
  */
 Datum
 wl_withdraw_run(PG_FUNCTION_ARGS)
 {
-	/*
-	 * One name at a time, each found by the whole key: an UPDATE of "the
-	 * ids in this array" may be planned (on tables the planner knew as
-	 * small) as a walk of the tenant's whole pending index that filters
-	 * the ids.  A name given twice is withdrawn once: the second time the
-	 * task is no longer pending.
-	 */
-	static WlStmt stmt WL_KEPT = {
-		"UPDATE worklist.task t SET state = " STATE("withdrawn") ","
-		" settled_at = pg_catalog.now(), claim_expires_at = NULL"
-		BY_KEY("t", "t.run_id" EQ "$3 AND " PENDING("t")),
-		3, {TEXTOID, TEXTOID, TEXTOID},
-		.generic = true, .name = "task.withdraw_run"
-	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	text	   *run_id;
 	ArrayType  *awaited;
-	Datum		values[3];
-	Datum	   *names;
-	int			count;
-	int32		n = 0;
+	int32		n;
 	WlSpi		spi;
 
 	/* it settles tasks others may hold, naming nobody: not a member's */
 	wl_require_binding(WL_BINDING_SERVICE, "withdraw_run");
 	run_id = wl_arg_ident(fcinfo, 0, "run_id");
 	awaited = wl_arg_idents(fcinfo, 1, "awaited", true);
-	deconstruct_array(awaited, TEXTOID, -1, false, TYPALIGN_INT,
-					  &names, NULL, &count);
-	values[0] = PointerGetDatum(tenant);
-	values[2] = PointerGetDatum(run_id);
 
-	wl_hint_took();
+	/*
+	 * One task at a time, each found by its whole key, with its event and
+	 * the resolution of its parks (settle.c); a name given twice is
+	 * withdrawn once.
+	 */
 	wl_spi_begin(&spi);
-	for (int i = 0; i < count; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		values[1] = names[i];
-		if (wl_exec(&stmt, values, NULL, false, 0) == 0)
-			continue;
-		n++;
-		wl_task_changed(tenant, WL_CHANGE_TASK_WITHDRAWN);
-	}
+	n = wl_withdraw_tasks(tenant, awaited, run_id, VERB_NOW());
 	wl_spi_end(&spi);
 
 	PG_RETURN_INT32(n);
+}
+
+/*
+ * worklist.note(id, actor, body) RETURNS task_event
+ *
+ * Appends a noted event, by actor, with detail {"body": body}, to the
+ * history of a pending or settled task; body 1 to 4096 characters (22023);
+ * WL001 when there is no such task.  The task's row is locked first, as
+ * every change of it is, which numbers its events one after another.
+ */
+Datum
+wl_note(PG_FUNCTION_ARGS)
+{
+	static WlStmt stmt WL_KEPT = {
+		"SELECT FROM worklist.task t WHERE " KEY("t") " FOR NO KEY UPDATE OF t",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.note.lock"
+	};
+	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(1, "actor")));
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	text	   *actor = wl_arg_ident(fcinfo, 1, "actor");
+	text	   *body = wl_arg_text(fcinfo, 2, "body", true);
+	Datum		values[2];
+	Datum		event;
+	WlSpi		spi;
+
+	if (VARSIZE_ANY_EXHDR(body) == 0)
+		wl_error_bad_arg("body", "must not be empty");
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+
+	wl_spi_begin(&spi);
+	if (wl_exec(&stmt, values, NULL, false, 0) == 0)
+		wl_error_not_found("task", text_to_cstring(id));
+	event = wl_task_changed(tenant, id, "noted", actor, VERB_NOW(),
+							wl_task_detail("body", text_to_cstring(body)));
+	wl_spi_end(&spi);
+	PG_RETURN_DATUM(event);
 }

@@ -6,8 +6,11 @@
  *	  pieces of SQL their statements share.
  *
  * Every change of a task, by a verb or by the sweep, is recorded through
- * wl_task_changed() once it is made: that is where whatever a change of a
- * task must leave behind besides its row is added.
+ * wl_task_changed() once it is made, in the same transaction: its event in
+ * the task's history, the resolution of the parks that await it when the
+ * change settles it, and its notification.  A new verb that changes a task
+ * calls it for every change it makes, and for nothing else: a call that
+ * changes nothing appends nothing.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +18,8 @@
 #define WORKLIST_TASK_H
 
 #include "worklist.h"
+
+#include "utils/jsonb.h"
 
 /*
  * Pieces of SQL shared by the statements.  The partial indexes of
@@ -80,7 +85,19 @@
 	" state = CASE WHEN t.state" EQ STATE("claimed") \
 	" THEN " STATE("open") " ELSE t.state END"
 
-/* A task of the tenant changed (opened, claimed, settled, purged, ...). */
-extern void wl_task_changed(text *tenant, WlChange change);
+/*
+ * Task (tenant, id) changed in this transaction, judged at at: append its
+ * event (one of the contract's, see settle.h) by actor (NULL: none) with
+ * detail (NULL: an empty object); when the event settles the task
+ * (completed, expired, withdrawn), resolve the parks that await it; and
+ * notify the change (claim_timed_out as a release).  The caller holds the
+ * task's row lock.  Returns the event (a worklist.task_event; (Datum) 0 on
+ * a 0.3 schema).  SPI must be begun.
+ */
+extern Datum wl_task_changed(text *tenant, text *id, const char *event,
+							 text *actor, TimestampTz at, Jsonb *detail);
+
+/* The detail {"key": value} of an event (value NULL: a JSON null). */
+extern Jsonb *wl_task_detail(const char *key, const char *value);
 
 #endif							/* WORKLIST_TASK_H */

@@ -2,8 +2,8 @@
  *
  * task_list.c
  *	  The reads of tasks: one task, the queue, a case's tasks, a holder's
- *	  inbox, the pending count and the overdue tasks (doc/reference.md,
- *	  section 4).
+ *	  inbox, the pending count, the overdue tasks and a task's history
+ *	  (doc/reference.md, section 4).
  *
  * Each reads a partial index on pending rows (or the task's key), with a
  * generic plan, in the snapshot of the caller's statement.  queue starts
@@ -25,6 +25,7 @@ PG_FUNCTION_INFO_V1(wl_for_case);
 PG_FUNCTION_INFO_V1(wl_held);
 PG_FUNCTION_INFO_V1(wl_open_count);
 PG_FUNCTION_INFO_V1(wl_overdue);
+PG_FUNCTION_INFO_V1(wl_task_history);
 
 /* worklist.task(id) RETURNS task: one task, or NULL */
 Datum
@@ -218,6 +219,53 @@ wl_overdue(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(lim);
 
 	wl_spi_begin(&spi);
+	(void) wl_exec(&stmt, values, NULL, true, 0);
+	wl_result_to_srf(fcinfo);
+	wl_spi_end(&spi);
+	return (Datum) 0;
+}
+
+/*
+ * worklist.task_history(id, after, lim) RETURNS SETOF task_event
+ *
+ * The task's events with seq > after (NULL: 0), ascending, at most lim;
+ * WL001 when there is no such task.  Both read the caller's snapshot, by
+ * primary keys.
+ */
+Datum
+wl_task_history(PG_FUNCTION_ARGS)
+{
+	static WlStmt exists WL_KEPT = {
+		"SELECT FROM worklist.task t WHERE " KEY("t"),
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.history.exists"
+	};
+	static WlStmt stmt WL_KEPT = {
+		"SELECT ROW(l.task_id, l.seq, l.at, l.event, l.actor, l.login,"
+		" COALESCE(l.detail, '{}'::pg_catalog.jsonb))::worklist.task_event"
+		" FROM worklist.task_log l"
+		" WHERE l.tenant" EQ "$1 AND l.task_id" EQ "$2"
+		"   AND l.seq OPERATOR(pg_catalog.>) $3"
+		" ORDER BY l.seq LIMIT $4",
+		4, {TEXTOID, TEXTOID, INT4OID, INT4OID},
+		.generic = true, .name = "task.history"
+	};
+	text	   *tenant = wl_tenant_enter();
+	text	   *id = wl_arg_ident(fcinfo, 0, "id");
+	int32		after = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	int32		lim = wl_arg_limit(fcinfo, 2, 100, WL_LIMIT_MAX);
+	Datum		values[4];
+	WlSpi		spi;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	values[2] = Int32GetDatum(after);
+	values[3] = Int32GetDatum(lim);
+
+	wl_spi_begin(&spi);
+	if (wl_exec(&exists, values, NULL, true, 0) == 0)
+		wl_error_not_found("task", text_to_cstring(id));
 	(void) wl_exec(&stmt, values, NULL, true, 0);
 	wl_result_to_srf(fcinfo);
 	wl_spi_end(&spi);

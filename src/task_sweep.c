@@ -7,11 +7,16 @@
  *
  * Each part picks up to lim rows of one tenant FOR NO KEY UPDATE SKIP
  * LOCKED in one statement, then changes them one by one, each found by its
- * whole key and nothing else, and records each change (wl_task_changed).
+ * whole key and nothing else, and records each change (wl_task_changed),
+ * judged at the sweep's now.  A task the sweep would settle whose park's
+ * run or checkpoint a worker holds is left for the next tick: the sweep
+ * never waits (wl_task_parks_lockable).
  *
  *-------------------------------------------------------------------------
  */
+#include "change.h"
 #include "hint.h"
+#include "settle.h"
 #include "sweep.h"
 #include "task.h"
 
@@ -47,7 +52,7 @@ void
 wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 {
 	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.task d"
+		"SELECT d.id, d.expiry_policy::pg_catalog.text FROM worklist.task d"
 		" WHERE d.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("d")
 		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY d.due_at, d.id LIMIT $3"
@@ -68,7 +73,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 		" decision = CASE WHEN " ESCALATES " THEN t.decision"
 		" ELSE pg_catalog.jsonb_build_object('policy', t.expiry_policy::pg_catalog.text) END"
 		" WHERE " KEY("t")
-		" RETURNING t.expiry_policy::pg_catalog.text, t.priority, t.created_at",
+		" RETURNING t.priority, t.created_at",
 		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID},
 		.generic = true, .name = "task.sweep.expiries.apply"
 	};
@@ -76,6 +81,7 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 	Datum		values[3];
 	uint64		n;
 	char	  **ids;
+	char	  **policies;
 	char	   *tenant_c = text_to_cstring(tenant);
 
 	values[0] = PointerGetDatum(tenant);
@@ -85,35 +91,36 @@ wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 	wl_hint_took();
 	n = wl_exec(&pick, values, NULL, false, 0);
 	ids = wl_result_column(n, 1);
+	policies = wl_result_column(n, 2);
 	values[2] = TimestampTzGetDatum(now);
 	for (uint64 i = 0; i < n; i++)
 	{
-		char	   *policy;
+		text	   *id = cstring_to_text(ids[i]);
+		bool		escalates = strcmp(policies[i], "escalate") == 0;
+		bool		isnull;
+		int32		priority;
+		TimestampTz created_at;
 
 		CHECK_FOR_INTERRUPTS();
-		values[1] = CStringGetTextDatum(ids[i]);
+		/* settling it would wait on a worker's park: next tick */
+		if (!escalates && !wl_task_parks_lockable(tenant, id))
+			continue;
+		values[1] = PointerGetDatum(id);
 		if (wl_exec(&apply, values, NULL, false, 1) != 1)
 			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
-		policy = wl_result_cstring(0, 1);
-		if (strcmp(policy, "escalate") == 0)
+		priority = DatumGetInt32(wl_result_datum(0, 1, &isnull));
+		created_at = DatumGetTimestampTz(wl_result_datum(0, 2, &isnull));
+		if (escalates)
 		{
-			bool		isnull;
-
-			wl_hint_claimable(tenant_c,
-							  DatumGetInt32(wl_result_datum(0, 2, &isnull)),
-							  DatumGetTimestampTz(wl_result_datum(0, 3, &isnull)));
+			wl_hint_claimable(tenant_c, priority, created_at);
 			result->escalated++;
-			wl_task_changed(tenant, WL_CHANGE_TASK_ESCALATED);
 		}
+		else if (strcmp(policies[i], "deny") == 0)
+			result->denied++;
 		else
-		{
-			if (strcmp(policy, "deny") == 0)
-				result->denied++;
-			else
-				result->proceeded++;
-			wl_task_changed(tenant, WL_CHANGE_TASK_EXPIRED);
-		}
-		pfree(policy);
+			result->proceeded++;
+		(void) wl_task_changed(tenant, id, escalates ? "escalated" : "expired",
+							   NULL, now, wl_task_detail("policy", policies[i]));
 	}
 }
 
@@ -134,7 +141,7 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 					   WlSweepResult *result)
 {
 	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.task d"
+		"SELECT d.id, d.holder FROM worklist.task d"
 		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
 		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
 		" FOR NO KEY UPDATE OF d SKIP LOCKED",
@@ -151,6 +158,7 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 	Datum		values[3];
 	uint64		n;
 	char	  **ids;
+	char	  **holders;
 	char	   *tenant_c = text_to_cstring(tenant);
 
 	values[0] = PointerGetDatum(tenant);
@@ -159,48 +167,73 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 
 	n = wl_exec(&pick, values, NULL, false, 0);
 	ids = wl_result_column(n, 1);
+	holders = wl_result_column(n, 2);
 	for (uint64 i = 0; i < n; i++)
 	{
+		text	   *id = cstring_to_text(ids[i]);
 		bool		isnull;
 
 		CHECK_FOR_INTERRUPTS();
-		values[1] = CStringGetTextDatum(ids[i]);
+		values[1] = PointerGetDatum(id);
 		if (wl_exec(&apply, values, NULL, false, 1) != 1)
 			elog(ERROR, "task \"%s\" picked by the sweep is gone", ids[i]);
 		wl_hint_claimable(tenant_c,
 						  DatumGetInt32(wl_result_datum(0, 1, &isnull)),
 						  DatumGetTimestampTz(wl_result_datum(0, 2, &isnull)));
 		result->claims_released++;
-		wl_task_changed(tenant, WL_CHANGE_TASK_RELEASED);
+		(void) wl_task_changed(tenant, id, "claim_timed_out", NULL, now,
+							   wl_task_detail("holder", holders[i]));
 	}
 }
 
 /*
  * The purge of settled tasks (declared in sweep.h; run by retention.c):
  * up to lim of the tenant's tasks settled at or before before, oldest
- * first.  Returns how many went.
+ * first, each with its history -- but for a task the current park of a
+ * run not concluded awaits, whose answer the worker has yet to read.
+ * Returns how many went.
  */
+#define PURGE_PICK(cond) \
+		"SELECT d.id FROM worklist.task d" \
+		" WHERE d.tenant" EQ "$1" \
+		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])" \
+		"   AND d.settled_at OPERATOR(pg_catalog.<=) $2" cond \
+		" ORDER BY d.settled_at LIMIT $3" \
+		" FOR UPDATE OF d SKIP LOCKED"
 uint64
 wl_task_purge(text *tenant, TimestampTz before, int32 lim)
 {
 	static WlStmt pick WL_KEPT = {
-		"SELECT d.id FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1"
-		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
-		"   AND d.settled_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY d.settled_at LIMIT $3"
-		" FOR UPDATE OF d SKIP LOCKED",
+		PURGE_PICK("   AND NOT " WL_TASK_AWAITED("d.tenant", "d.id")),
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "retention.purge.tasks.pick"
+		.generic = true, .name = "retention.purge.tasks.pick",
+		.sql03 = PURGE_PICK("")
 	};
 	static WlStmt purge WL_KEPT = {
-		"DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
+		"WITH events AS ("
+		"  DELETE FROM worklist.task_log l"
+		"   WHERE l.tenant" EQ "$1 AND l.task_id" EQ "$2)"
+		" DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2",
 		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "retention.purge.tasks.delete"
+		.generic = true, .name = "retention.purge.tasks.delete",
+		/* a 0.3 schema: the task has no history */
+		.sql03 = "DELETE FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "$2"
 	};
-	uint64		n = wl_purge_by_id(&pick, &purge, tenant, before, lim);
+	uint64		n;
 
+	/* the history is append-only but for erasure and this purge */
+	wl_erasing = true;
+	PG_TRY();
+	{
+		n = wl_purge_by_id(&pick, &purge, tenant, before, lim);
+	}
+	PG_FINALLY();
+	{
+		wl_erasing = false;
+	}
+	PG_END_TRY();
 	for (uint64 i = 0; i < n; i++)
-		wl_task_changed(tenant, WL_CHANGE_TASK_PURGED);
+		wl_change_record_text(tenant, WL_CHANGE_TASK_PURGED);
 	return n;
 }
+#undef PURGE_PICK

@@ -42,6 +42,11 @@
  *	  fold_sql.c	the ticket fold as SQL sees it, and worklist.fold (5)
  *	  fold_store.c	the fold state as stored on the ticket row (5)
  *	  fold.c		the fold's rules (5)
+ *	  run_queue.c	runs as a queue of work: park_run, claim_next_run,
+ *					conclude_run (6)
+ *	  run_state.c	what an agent framework keeps beside a run's
+ *					checkpoints: the newest checkpoints, pending writes,
+ *					channel values (6)
  *	  run.c			checkpoints, leases and fences, the run purge (6)
  *	  runlist.c		list_durable_runs and its cursor (6)
  * change: what a transaction changed, recorded beneath every verb (what

@@ -45,6 +45,7 @@
 #define ERRCODE_WL_ALREADY_CLAIMED	MAKE_SQLSTATE('W','L','0','0','5')
 #define ERRCODE_WL_NOT_HELD			MAKE_SQLSTATE('W','L','0','0','6')
 #define ERRCODE_WL_STALE_FENCE		MAKE_SQLSTATE('W','L','0','0','7')
+#define ERRCODE_WL_RUN_CONCLUDED	MAKE_SQLSTATE('W','L','0','0','8')
 
 /* Longest identifier accepted, in characters. */
 #define WL_IDENT_MAX		256
@@ -78,6 +79,10 @@ extern void wl_error_already_claimed(const char *id, const char *holder) pg_attr
 extern void wl_error_not_held(const char *id, const char *actor, const char *holder) pg_attribute_noreturn();
 extern void wl_error_stale_fence(const char *run, int64 fence,
 								 bool has_current, int64 current) pg_attribute_noreturn();
+/* an unfenced park or conclusion of a run somebody holds (WL007) */
+extern void wl_error_run_held(const char *run, const char *holder, int64 fence,
+							  TimestampTz expires_at) pg_attribute_noreturn();
+extern void wl_error_run_concluded(const char *run, TimestampTz at) pg_attribute_noreturn();
 extern void wl_error_bad_arg(const char *argname, const char *why) pg_attribute_noreturn();
 
 /* ----------
@@ -99,8 +104,19 @@ extern bool wl_ident_valid(Datum d);
  */
 extern ArrayType *wl_arg_idents(FunctionCallInfo fcinfo, int argno,
 								const char *argname, bool allow_empty);
+/* The same, as its elements (palloc'd in *elems); returns how many. */
+extern int	wl_arg_ident_elements(FunctionCallInfo fcinfo, int argno,
+								  const char *argname, bool allow_empty,
+								  Datum **elems);
 /* Refuse (22023 naming the argument) an array of more than max elements. */
 extern void wl_check_array_size(ArrayType *arr, const char *argname, int max);
+/*
+ * The elements of a one-dimensional array argument of elemtype: not NULL,
+ * at most WL_ARRAY_MAX elements, none of them NULL (22023 naming the
+ * argument).  Returns how many; *elems is palloc'd.
+ */
+extern int	wl_arg_elements(FunctionCallInfo fcinfo, int argno, const char *argname,
+							Oid elemtype, Datum **elems);
 /* A "lim": NULL means dflt; anything else is clamped to [1, max]. */
 extern int32 wl_arg_limit(FunctionCallInfo fcinfo, int argno, int32 dflt, int32 max);
 /* A timestamp that must be given (a "now" or an "at"). */
@@ -148,8 +164,15 @@ extern Datum wl_arg_required(FunctionCallInfo fcinfo, int argno, const char *arg
  */
 extern text *wl_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname,
 						 bool required);
+/* The same, at most max characters. */
+extern text *wl_arg_text_upto(FunctionCallInfo fcinfo, int argno, const char *argname,
+							  bool required, int max);
 /* A jsonb document: not NULL, at most worklist.max_document_size bytes (54000). */
 extern Datum wl_arg_document(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* Refuse (54000) a jsonb datum larger than worklist.max_document_size. */
+extern void wl_check_document(Datum d, const char *argname);
+/* Metadata beside a document: as wl_arg_document, NULL meaning '{}'. */
+extern Datum wl_arg_metadata(FunctionCallInfo fcinfo, int argno, const char *argname);
 
 /* ----------
  * Tenancy (tenant.c, binding.c) and trust (trust.c)
@@ -189,7 +212,10 @@ extern void wl_tenant_cache_reset(void);
 extern void wl_require_binding(WlBinding at_least, const char *verb);
 /* Is the tenant reached only through worklist.open_tenants (unbound)? */
 extern bool wl_tenant_open_only(const char *tenant);
-/* Is erase_tenant() running in this backend?  (Lets it past append-only.) */
+/*
+ * Is erase_tenant(), or the purge of tasks, running in this backend?  (Lets
+ * it past append-only.)
+ */
 extern bool wl_erasing;
 
 /*
@@ -263,6 +289,15 @@ typedef struct WlStmt
 	bool		generic;
 	/* module.verb.purpose: how worklist.kept_statements() lists it */
 	const char *name;
+	/*
+	 * The text for the previous release's schema, where it differs (set
+	 * with ".sql03 = ..."): a statement that reads a column or builds a
+	 * row type the update to this version changed.  Which text the plan
+	 * was made from is kept, so an update inside a session makes the
+	 * statement prepared again.
+	 */
+	const char *sql03;
+	bool		plan_is03;
 } WlStmt;
 
 /*

@@ -159,12 +159,15 @@ CREATE FUNCTION worklist.claim(id text, actor text, roles text[])
 COMMENT ON FUNCTION worklist.claim(text, text, text[]) IS
 	'Reserve a task for an actor; refusals in the order WL001, WL002, WL003, WL004, WL005';
 
-CREATE FUNCTION worklist.claim_next(actor text, roles text[])
+-- @since 0.4
+-- skip is new in 0.4 (the update drops the two-argument function).
+CREATE FUNCTION worklist.claim_next(actor text, roles text[], skip text[] DEFAULT '{}')
 	RETURNS worklist.task
 	AS 'MODULE_PATHNAME', 'wl_claim_next'
 	LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION worklist.claim_next(text, text[]) IS
-	'Claim the first task in queue order that no concurrent caller is claiming; NULL when there is none';
+COMMENT ON FUNCTION worklist.claim_next(text, text[], text[]) IS
+	'Claim the first task in queue order, not among skip, that no concurrent caller is claiming; NULL when there is none';
+-- @end
 
 CREATE FUNCTION worklist.release(id text, actor text)
 	RETURNS void

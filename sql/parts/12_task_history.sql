@@ -23,7 +23,7 @@ CREATE FUNCTION worklist.task_log_guard() RETURNS trigger
 COMMENT ON FUNCTION worklist.task_log_guard() IS
 	'Trigger keeping the history of tasks append-only';
 CREATE TRIGGER task_log_append_only
-	BEFORE UPDATE OR DELETE ON worklist.task_log
+	BEFORE UPDATE OR DELETE OR TRUNCATE ON worklist.task_log
 	FOR EACH STATEMENT EXECUTE FUNCTION worklist.task_log_guard();
 REVOKE EXECUTE ON FUNCTION worklist.task_log_guard() FROM PUBLIC;
 
@@ -37,4 +37,18 @@ CREATE TYPE worklist.task_event AS (
 	login	text,
 	detail	jsonb
 );
+
+CREATE FUNCTION worklist.task_history(id text, after integer DEFAULT 0, lim int DEFAULT 100)
+	RETURNS SETOF worklist.task_event
+	AS 'MODULE_PATHNAME', 'wl_task_history'
+	LANGUAGE C STABLE ROWS 100;
+COMMENT ON FUNCTION worklist.task_history(text, integer, int) IS
+	'The events of a task after seq after, oldest first; WL001 when there is no such task';
+
+CREATE FUNCTION worklist.note(id text, actor text, body text)
+	RETURNS worklist.task_event
+	AS 'MODULE_PATHNAME', 'wl_note'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION worklist.note(text, text, text) IS
+	'Append a comment (a noted event) to the history of a task, pending or settled';
 -- @end

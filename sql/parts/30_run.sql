@@ -173,22 +173,8 @@ CREATE TYPE worklist.durable_run_page AS (
 
 -- Verbs.
 
-CREATE FUNCTION worklist.write_checkpoint(
-	project text, session text, run text, checkpoint_id text, body jsonb,
-	fence bigint DEFAULT NULL,
-	parent_run text DEFAULT NULL,
-	created_at timestamptz DEFAULT pg_catalog.now(),
-	run_created_at timestamptz DEFAULT NULL,
-	park_request text DEFAULT NULL,
-	parked_at timestamptz DEFAULT NULL,
-	park_deadline timestamptz DEFAULT NULL,
-	park_resolved_at timestamptz DEFAULT NULL)
-	RETURNS void
-	AS 'MODULE_PATHNAME', 'wl_write_checkpoint'
-	LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION worklist.write_checkpoint(text, text, text, text, jsonb, bigint, text,
-	timestamptz, timestamptz, text, timestamptz, timestamptz, timestamptz) IS
-	'Insert or overwrite a checkpoint of a run; a fence other than the run''s current one is refused (WL007)';
+-- write_checkpoint: sql/parts/35_park.sql (0.4 added metadata and
+-- parent_checkpoint_id).
 
 CREATE FUNCTION worklist.read_checkpoint(
 	project text, session text, run text, checkpoint_id text)
@@ -239,18 +225,4 @@ CREATE FUNCTION worklist.release_run(
 COMMENT ON FUNCTION worklist.release_run(text, text, text, bigint, timestamptz) IS
 	'End the lease of a run now, when fence is its current fence and the lease is unexpired; otherwise do nothing';
 
-CREATE FUNCTION worklist.list_durable_runs(
-	project text DEFAULT NULL,
-	session text DEFAULT NULL,
-	order_by text DEFAULT 'run_id',
-	park worklist.park_state[] DEFAULT NULL,
-	claimed boolean DEFAULT NULL,
-	lim integer DEFAULT 100,
-	cursor text DEFAULT NULL,
-	now timestamptz DEFAULT pg_catalog.now())
-	RETURNS worklist.durable_run_page
-	AS 'MODULE_PATHNAME', 'wl_list_durable_runs'
-	LANGUAGE C STABLE;
-COMMENT ON FUNCTION worklist.list_durable_runs(text, text, text, worklist.park_state[],
-	boolean, integer, text, timestamptz) IS
-	'One page of the runs that have checkpoints, by run id or by creation, with their park and claim';
+-- list_durable_runs: sql/parts/35_park.sql (0.4 added concluded).

@@ -21,7 +21,11 @@
 -- them back to the new objects (a REVOKE EXECUTE stays in force).
 DO $replaced$
 DECLARE
-	replaced CONSTANT text[] := ARRAY[]::text[];
+	replaced CONSTANT text[] := ARRAY[
+		'function worklist.claim_next(text, text[])',
+		'function worklist.write_checkpoint(text, text, text, text, jsonb, bigint, text, timestamptz, timestamptz, text, timestamptz, timestamptz, timestamptz)',
+		'function worklist.list_durable_runs(text, text, text, worklist.park_state[], boolean, integer, text, timestamptz)'
+	]::text[];
 	item text;
 	kind text;
 	ident text;

@@ -6,15 +6,14 @@
 # Each package's tests make databases of their own (worklist_clients_*)
 # with the extension and roles of their own, and drop them at the end:
 #   - node: npm ci of clients/node (its pg), node --test of
-#     test/client.test.mjs and test/worker.test.mjs, and tsc --noEmit of
+#     test/client.test.mjs, test/worker.test.mjs and the tests of the 0.4
+#     verbs and workers, test/v04_verbs.test.mjs, and tsc --noEmit of
 #     index.d.ts and test/types/check.mts (TypeScript pinned by
 #     test/types/package-lock.json, installed with npm ci into the test's
 #     directory);
 #   - python: mypy of the package (its config in pyproject.toml; Debian's
-#     mypy), and unittest of tests/test_*.py, run by Debian's python3 with
-#     psycopg2.
-# The tests of the 0.4 verbs (test/v04_*.mjs, tests/v04_*.py) are not run
-# here: they need a server with those verbs.
+#     mypy), and unittest of tests/test_*.py and tests/v04_verbs.py, run
+#     by Debian's python3 with psycopg2.
 #
 #   bash test/clients/run.sh
 #
@@ -68,7 +67,7 @@ npm_ci() { (cd "$1" && npm ci --no-audit --no-fund --loglevel=error); }
 
 say "node: clients/node"
 step "npm ci (pg)" npm_ci "$CLIENTS/node"
-step "node --test" env -C "$CLIENTS/node" node --test test/client.test.mjs test/worker.test.mjs
+step "node --test" env -C "$CLIENTS/node" node --test test/client.test.mjs test/worker.test.mjs test/v04_verbs.test.mjs
 mkdir -p "$OUT/typescript"
 cp "$CLIENTS/node/test/types/package.json" "$CLIENTS/node/test/types/package-lock.json" "$OUT/typescript/"
 step "npm ci (typescript)" npm_ci "$OUT/typescript"
@@ -76,7 +75,7 @@ step "tsc --noEmit (index.d.ts)" "$OUT/typescript/node_modules/.bin/tsc" -p "$CL
 
 say "python: clients/python"
 step "mypy (strict)" env -C "$CLIENTS/python" mypy --cache-dir "$OUT/mypy-cache"
-step "unittest" env -C "$CLIENTS/python/tests" "$PYTHON" -m unittest -v test_client test_worker
+step "unittest" env -C "$CLIENTS/python/tests" "$PYTHON" -m unittest -v test_client test_worker v04_verbs
 
 say "$((SECONDS - T0))s"
 printf 'clients: %d passed, %d failed\n' "$PASSED" "$FAILED"

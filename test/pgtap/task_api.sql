@@ -14,7 +14,7 @@ SELECT results_eq(
 	   ORDER BY 1$$,
 	$$VALUES
 	('claim', 'id text, actor text, roles text[]', 'worklist.task'),
-	('claim_next', 'actor text, roles text[]', 'worklist.task'),
+	('claim_next', 'actor text, roles text[], skip text[] DEFAULT ''{}''::text[]', 'worklist.task'),
 	('complete', 'id text, actor text, decision jsonb', 'boolean'),
 	('escalate', 'id text', 'worklist.task'),
 	('for_case', 'case_id text', 'SETOF worklist.task'),

@@ -92,7 +92,9 @@ my $control = WorklistNode->create('held_control', preload => 0, conf => q{autov
 my ($without, $order2) = claim_buffers_after_held_snapshot($control);
 cmp_ok($without, '>', 50,
 	"control, not preloaded: one claim_next touches $without buffers, walking the dead entries");
-cmp_ok($without, '>', 4 * $with_hint, 'several times what the preloaded claim touches');
+# (each count includes the claim's event in the task's history, the same
+# dozen buffers or so either way)
+cmp_ok($without, '>', 3 * $with_hint, 'several times what the preloaded claim touches');
 is($order2, 't', 'and the claims went in queue order');
 $control->stop;
 

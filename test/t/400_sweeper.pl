@@ -49,6 +49,27 @@ is($node->safe_psql('postgres',
 		    FROM worklist.task}),
 	't-deny=expired:deny,t-escalate=escalated,t-later=open,t-proceed=expired:proceed',
 	'each policy applied by the worker; the task not yet due is left alone');
+# The worker's changes are in the tasks' histories, naming no login; the
+# openings name the login that opened them.
+my $history = q{SELECT string_agg(task_id || ':' || seq || ':' || event || ':'
+                                  || coalesce((login = current_user)::text, 'none') || ':'
+                                  || coalesce(detail, '{}')::text, ',' ORDER BY task_id, seq)
+                  FROM worklist.task_log WHERE task_id = ANY ('%s')};
+is($node->safe_psql('postgres', sprintf($history, '{t-deny,t-proceed,t-escalate}')),
+	join(',', map { "$_->[0]:1:opened:true:{},$_->[0]:2:$_->[1]:none:{\"policy\": \"$_->[2]\"}" }
+		['t-deny', 'expired', 'deny'], ['t-escalate', 'escalated', 'escalate'], ['t-proceed', 'expired', 'proceed']),
+	'the worker appends each event with no login, the policy in its detail');
+# A claim held past its timeout: released by the worker, with no login.
+$node->safe_psql('postgres', q{
+	SELECT worklist.open_task('t-timeout', 'c', '{r}', claim_timeout => '1 second');
+	SELECT worklist.claim('t-timeout', 'walker', '{r}');
+});
+$node->poll_query_until('postgres',
+	q{SELECT state = 'open' FROM worklist.task WHERE id = 't-timeout'})
+  or die 'the claim past its timeout was not released';
+is($node->safe_psql('postgres', sprintf($history, '{t-timeout}')),
+	't-timeout:1:opened:true:{},t-timeout:2:claimed:true:{},t-timeout:3:claim_timed_out:none:{"holder": "walker"}',
+	'the worker releases a claim past its timeout as claim_timed_out, naming the holder and no login');
 # The totals are recorded at the end of the tick, after the batches commit.
 ok($node->poll_query_until('postgres',
 		q{SELECT denied || '/' || proceeded || '/' || escalated FROM worklist.sweeper_status WHERE pid IS NOT NULL},

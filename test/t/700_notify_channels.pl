@@ -67,6 +67,7 @@ $node->safe_psql('postgres', q{
 	SELECT worklist.claim_next('bob', '{r}');
 	SELECT worklist.take_over('t1', 'bob', 'cy', '{r}');
 	SELECT worklist.complete('t1', 'cy', '{}');
+	SELECT worklist.note('t1', 'cy', 'done, and said so');
 	SELECT worklist.set_state('t2', 'withdrawn');
 	SELECT worklist.open_task('t3', 'c', '{r}', run_id => 'r1');
 	SELECT worklist.withdraw_run('r1', '{t3}');
@@ -92,7 +93,7 @@ $node->safe_psql('postgres', q{
 my %expected = (
 	'task.opened' => 6, 'task.claimed' => 2, 'task.released' => 1,
 	'task.taken_over' => 1, 'task.completed' => 1, 'task.withdrawn' => 2,
-	'task.escalated' => 2, 'task.expired' => 1,
+	'task.escalated' => 2, 'task.expired' => 1, 'task.noted' => 1,
 	'ticket.opened' => 3, 'ticket.reported' => 3, 'ticket.closed' => 1,
 	'ticket.escalated' => 1, 'ticket.confirmed' => 1,
 	'run.checkpointed' => 2, 'run.checkpoint_deleted' => 1, 'run.pruned' => 1,

@@ -219,14 +219,61 @@ is($node->safe_psql('old03', q{SELECT extversion FROM pg_extension WHERE extname
 is($node->safe_psql('old03', $snapshot03), $before03, 'every 0.3 row survived the upgrade');
 is($node->safe_psql('old03', $inventory), $fresh,
 	'the upgraded 0.3 schema is exactly a fresh install of the current version');
+# Each 0.3 task has its history from the update: event 1 opened at its
+# created_at and, if settled, event 2 under its state at its settled_at,
+# with no login and detail {"migrated": true}.
+is($node->safe_psql('old03', q{
+	SELECT count(*) FILTER (WHERE t.state IN ('completed', 'expired', 'withdrawn')) || ' settled of ' || count(*)
+	  FROM worklist.task t}),
+	$node->safe_psql('old03', q{
+	SELECT count(*) FILTER (WHERE seq = 2) || ' settled of ' || count(*) FILTER (WHERE seq = 1)
+	  FROM worklist.task_log}),
+	'one opened event per task, one settling event per settled task');
+is($node->safe_psql('old03', q{
+	SELECT count(*) FROM worklist.task t
+	 WHERE (SELECT array_agg(l.seq || ':' || l.event || '@' || l.at::text || ':' || coalesce(l.actor, '-')
+	                         || ':' || coalesce(l.login, '-') || ':' || l.detail::text ORDER BY l.seq)
+	          FROM worklist.task_log l WHERE l.tenant = t.tenant AND l.task_id = t.id)
+	       IS DISTINCT FROM
+	       ARRAY['1:opened@' || t.created_at::text || ':-:-:{"migrated": true}']
+	       || CASE WHEN t.state IN ('completed', 'expired', 'withdrawn') THEN
+	            ARRAY['2:' || t.state || '@' || t.settled_at::text || ':'
+	                  || CASE WHEN t.state = 'completed' THEN coalesce(t.decided_by, '-') ELSE '-' END
+	                  || ':-:{"migrated": true}'] ELSE '{}'::text[] END}),
+	'0', 'every 0.3 task has exactly its migrated history');
+my $settled03 = $node->safe_psql('old03', q{
+	SELECT string_agg(l.task_id || ':' || l.event, ',' ORDER BY l.tenant, l.task_id)
+	  FROM worklist.task_log l WHERE l.seq = 2});
+isnt($settled03, '', "the 0.3 fixture's settled tasks have a settling event ($settled03)");
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT count(*) || ':' || string_agg(event, ',' ORDER BY seq) FROM worklist.task_history('t6')}),
+	'1:opened', 'a pending 0.3 task has its opened event only');
 is($node->safe_psql('old03', q{
 	SET worklist.tenant = 'up';
 	SELECT worklist.complete('t6', 'bob', '{"ok": 1}')}),
 	't', 'a 0.3 claim with a timeout completed after the upgrade');
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT string_agg(seq || ':' || event || ':' || coalesce(actor, '-') || ':' || coalesce((login = current_user)::text, '-'), ','
+	                  ORDER BY seq) FROM worklist.task_history('t6')}),
+	'1:opened:-:-,2:completed:bob:true', 'its history goes on after the update, numbered after the migrated event');
+# Runs of 0.3 are not queued: claim_next_run hands none of them out,
+# until one is written or claimed again.
+is($node->safe_psql('old03', q{SELECT count(*) || ':' || count(*) FILTER (WHERE queued) FROM worklist.run}),
+	$node->safe_psql('old03', q{SELECT count(*) FROM worklist.run}) . ':0', 'no 0.3 run is queued');
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT count(c.run) FROM (SELECT DISTINCT project FROM worklist.run WHERE tenant = 'up') p,
+	       worklist.claim_next_run(p.project, 'w9', '1 hour', now => '2031-01-01') c}),
+	'0', 'claim_next_run hands out no run of 0.3');
 cmp_ok($node->safe_psql('old03', q{
 	SET worklist.tenant = 'up';
 	SELECT fence FROM worklist.claim_run('p', 's', 'r', 'w2', '1 hour', '2031-01-01')}),
 	'>', $fence03, 'a reclaim after the upgrade mints a higher fence');
+is($node->safe_psql('old03', q{
+	SELECT queued FROM worklist.run WHERE tenant = 'up' AND project = 'p' AND session = 's' AND run = 'r'}),
+	't', 'a run claimed after the upgrade is queued');
 
 $node->stop;
 done_testing();
