@@ -25,8 +25,8 @@ export class InvalidConfigError extends TypeError {}
 
 /** 54000: larger than worklist.max_document_size. */
 export class StateTooLargeError extends LimitExceededError {
-  readonly limit: 'worklist.max_document_size' | any;
-  readonly max: number | null;
+  /** the setting that bounds it */
+  readonly setting: 'worklist.max_document_size';
 }
 
 /** A lease found taken by another holder at renewal. */

@@ -33,16 +33,16 @@ export class InvalidConfigError extends TypeError {
 }
 
 // A value, checkpoint or metadata larger than the server's
-// worklist.max_document_size (54000): `limit` names the setting, `size`
-// and `max` are bytes when the server says.
+// worklist.max_document_size (54000): `setting` names the limit, `size`
+// and `limit` are bytes when the server says.
 export class StateTooLargeError extends LimitExceededError {
   constructor(err, what) {
     super(`WorklistSaver: ${what} is larger than worklist.max_document_size allows (${err.message})`,
       { code: err.code, detail: err.detail, hint: err.hint, cause: err });
     this.argument = err.argument;
     this.size = err.size;
-    this.limit = 'worklist.max_document_size';
-    this.max = err.limit;
+    this.limit = err.limit;
+    this.setting = 'worklist.max_document_size';
   }
 }
 
