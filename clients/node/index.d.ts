@@ -463,3 +463,51 @@ export class RunWorker {
 
 export function backoff(failures: number): number;
 export function stopSignal(signals?: string[]): StopSignal;
+
+// ---------------------------------------------------------------------------
+// Runs, 0.4: the state of an agent framework (lib/state.js)
+
+/** One pending write of a checkpoint (pendingWrites). */
+export interface RunWrite {
+  checkpoint_id: string;
+  task_id: string;
+  idx: number;
+  channel: string;
+  value: Json;
+  /** '' when none */
+  task_path: string;
+}
+
+/** One stored channel value (runValues). */
+export interface RunValue {
+  channel: string;
+  version: string;
+  value: Json;
+}
+
+export interface Worklist {
+  /** the run's newest checkpoint (created_at, then checkpoint_id), null when none */
+  latestCheckpoint(project: string, session: string, run: string): Promise<Checkpoint | null>;
+  /** newest first, over a project, a session or a run; metadata: containment filter; before_*: the checkpoint to start after */
+  newestCheckpoints(project: string, options?: {
+    session?: string | null; run?: string | null; metadata?: { [key: string]: Json } | null;
+    before_session?: string | null; before_run?: string | null; before_checkpoint_id?: string | null;
+    lim?: number | null;
+  }): Promise<Checkpoint[]>;
+  /** pending writes of a checkpoint; returns how many were inserted or replaced */
+  putWrites(project: string, session: string, run: string, checkpoint_id: string, task_id: string,
+    idx: number[], channels: string[], vals: Json[], options?: {
+      task_path?: string | null; fence?: FenceInput | null;
+    }): Promise<number>;
+  /** in (task_path, task_id, idx) order */
+  pendingWrites(project: string, session: string, run: string, checkpoint_id: string): Promise<RunWrite[]>;
+  /** channel values by (channel, version); returns how many were new */
+  putValues(project: string, session: string, run: string, channels: string[], versions: string[], vals: Json[],
+    options?: { fence?: FenceInput | null }): Promise<number>;
+  /** those of the (channel, version) pairs that exist, in argument order */
+  runValues(project: string, session: string, run: string, channels: string[], versions: string[]): Promise<RunValue[]>;
+  /** removes the run's checkpoints, writes, values and parks; returns how many checkpoints */
+  deleteRun(project: string, session: string, run: string, options?: {
+    fence?: FenceInput | null; now?: Timestamp;
+  }): Promise<number>;
+}

@@ -6,6 +6,7 @@
 // (lib/errors.js) have one class per SQLSTATE.  README.md says how to use
 // them.
 export { Worklist } from './lib/client.js';
+import './lib/state.js'; // the 0.4 state verbs, methods of Worklist
 export { TaskWorker } from './lib/worker.js';
 export { RunWorker, RunLease } from './lib/agent.js';
 export { backoff, stopSignal } from './lib/wait.js';
