@@ -149,8 +149,9 @@ export class WorklistSaver extends BaseCheckpointSaver {
     const body = JSON.parse(row.body);
     const channelValues = {};
     if (row.channels) {
+      const vals = JSON.parse(row.vals);
       for (let i = 0; i < row.channels.length; i++) {
-        channelValues[unqualify(ns, row.channels[i])] = await decodeValue(this.serde, row.vals[i]);
+        channelValues[unqualify(ns, row.channels[i])] = await decodeValue(this.serde, vals[i]);
       }
     }
     const checkpoint = {
@@ -169,8 +170,9 @@ export class WorklistSaver extends BaseCheckpointSaver {
     }
     const pendingWrites = [];
     if (row.task_ids) {
+      const vals = JSON.parse(row.write_vals);
       for (let i = 0; i < row.task_ids.length; i++) {
-        pendingWrites.push([row.task_ids[i], row.write_channels[i], await decodeValue(this.serde, row.write_vals[i])]);
+        pendingWrites.push([row.task_ids[i], row.write_channels[i], await decodeValue(this.serde, vals[i])]);
       }
     }
     const config = (id) => ({ configurable: { thread_id: threadId ?? row.run, checkpoint_ns: ns, checkpoint_id: id } });
@@ -255,7 +257,7 @@ export class WorklistSaver extends BaseCheckpointSaver {
       const args = [this.project, this.session, run, id, JSON.stringify(body), meta, ns, parent, fence];
       return channels.length === 0
         ? this.query('put', PUT, args)
-        : this.query('put values', PUT_WITH_VALUES, [...args, channels, versions, vals]);
+        : this.query('put values', PUT_WITH_VALUES, [...args, channels, versions, `[${vals.join(',')}]`]);
     });
     return { configurable: { thread_id, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
@@ -277,7 +279,7 @@ export class WorklistSaver extends BaseCheckpointSaver {
       vals.push(await encodeValue(this.serde, value));
     }
     await this.fenced(run, `a pending write of thread ${describe(run)}`, (fence) => this.query('put writes', PUT_WRITES,
-      [this.project, this.session, run, id, String(taskId), idx, channels, vals, taskPath ?? '', fence]));
+      [this.project, this.session, run, id, String(taskId), idx, channels, `[${vals.join(',')}]`, taskPath ?? '', fence]));
   }
 
   // Removes the thread's checkpoints, values and pending writes (delete_run);

@@ -5,6 +5,13 @@
 // client package does: set_config(..., true) in a subquery the verbs are
 // computed from), so nothing of it stays on a pooled connection.  Values
 // come back as jsonb text, handed to the serializer unparsed.
+//
+// Values travel as one JSON array of them (a jsonb parameter the statement
+// takes apart into the verb's jsonb[], and a json array of their texts
+// coming back), not as SQL arrays: a value is JSON text already, so the
+// array costs a join on the way in and one JSON.parse on the way out,
+// where an array literal would escape every quote of every value in
+// JavaScript and parse it back character by character.
 
 // The metadata key that holds a checkpoint's namespace.
 export const NS_KEY = 'worklist:ns';
@@ -39,7 +46,7 @@ function tuples(source) {
  CROSS JOIN LATERAL (${source}) c
  CROSS JOIN LATERAL (
        SELECT pg_catalog.array_agg(r.channel ORDER BY r.o) AS channels,
-              pg_catalog.array_agg(r.value::text ORDER BY r.o) AS vals
+              pg_catalog.json_agg(r.value::text ORDER BY r.o)::text AS vals
          FROM worklist.run_values(c.project, c.session, c.run,
                 ARRAY(SELECT ${channelKey(ns('c'), 'e.key')} FROM pg_catalog.jsonb_each_text(c.body OPERATOR(pg_catalog.->) 'channel_versions') e),
                 ARRAY(SELECT e.value FROM pg_catalog.jsonb_each_text(c.body OPERATOR(pg_catalog.->) 'channel_versions') e))
@@ -47,7 +54,7 @@ function tuples(source) {
  CROSS JOIN LATERAL (
        SELECT pg_catalog.array_agg(p.task_id ORDER BY p.o) AS task_ids,
               pg_catalog.array_agg(p.channel ORDER BY p.o) AS channels,
-              pg_catalog.array_agg(p.value::text ORDER BY p.o) AS vals
+              pg_catalog.json_agg(p.value::text ORDER BY p.o)::text AS vals
          FROM worklist.pending_writes(c.project, c.session, c.run, c.checkpoint_id)
               WITH ORDINALITY AS p(checkpoint_id, task_id, idx, channel, value, task_path, o)) w
  WHERE s.tenant IS NOT NULL AND c.checkpoint_id IS NOT NULL`;
@@ -72,14 +79,18 @@ const WRITE = `worklist.write_checkpoint($2, $3, $4, $5, $6::jsonb, fence => $10
          metadata => $7::jsonb OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('${NS_KEY}', $8::text),
          parent_checkpoint_id => $9::text)`;
 export const PUT = `SELECT ${WRITE} AS written FROM ${TENANT} WHERE s.tenant IS NOT NULL`;
-// and $11 channels, $12 versions, $13 values
-export const PUT_WITH_VALUES = `SELECT worklist.put_values($2, $3, $4, $11::text[], $12::text[], $13::jsonb[],
+// The jsonb[] of the values in the JSON array $n.
+const values = (n) => `ARRAY(SELECT e.value FROM pg_catalog.jsonb_array_elements($${n}::jsonb) WITH ORDINALITY AS e(value, o)
+                ORDER BY e.o)`;
+
+// and $11 channels, $12 versions, $13 values (a JSON array)
+export const PUT_WITH_VALUES = `SELECT worklist.put_values($2, $3, $4, $11::text[], $12::text[], ${values(13)},
          fence => $10::bigint) AS stored, ${WRITE} AS written
   FROM ${TENANT} WHERE s.tenant IS NOT NULL`;
 
 // $2 project, $3 session, $4 run, $5 checkpoint id, $6 task id, $7 indexes,
-// $8 channels, $9 values, $10 task path, $11 fence
-export const PUT_WRITES = `SELECT worklist.put_writes($2, $3, $4, $5, $6, $7::integer[], $8::text[], $9::jsonb[],
+// $8 channels, $9 values (a JSON array), $10 task path, $11 fence
+export const PUT_WRITES = `SELECT worklist.put_writes($2, $3, $4, $5, $6, $7::integer[], $8::text[], ${values(9)},
          task_path => $10::text, fence => $11::bigint) AS n
   FROM ${TENANT} WHERE s.tenant IS NOT NULL`;
 
