@@ -42,6 +42,11 @@
 #   sweeper     the sweeper's tick with 10 tenants vs 1M (or 100k) with
 #               nothing due; the expiry delay of a small tenant's task while
 #               another tenant has 1M overdue rows
+#   langgraph   a LangGraph graph of 5 nodes over a growing message list, 8
+#               threads of 200 steps (50 with --quick), on WorklistSaver
+#               (clients/langgraph, fenced) vs PostgresSaver: steps/s, step
+#               latency, bytes stored, WAL and statements per step (installed
+#               with npm under $WORK; skipped without npm)
 #
 # Every pgbench row is run --runs times (default 3; interleaved with its
 # baselines and the other client counts) for --duration seconds (default
@@ -59,7 +64,7 @@ set -Eeuo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PATH="$PGBIN:$PATH"
 
-WORKLOADS=cycle,race,checkpoint,renew,sweep,listing,tickets,peers,snapshot,claim_run,notify,retention,sweeper
+WORKLOADS=cycle,race,checkpoint,renew,sweep,listing,tickets,peers,snapshot,claim_run,notify,retention,sweeper,langgraph
 QUICK=0
 DURATION=
 RUNS=
@@ -72,7 +77,7 @@ while (($#)); do
 		--runs) RUNS=$2; shift ;;
 		--clients) CLIENTS=$2; shift ;;
 		--only) ONLY=$2; shift ;;
-		-h|--help) sed -n '3,53p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		-h|--help) sed -n '3,58p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -119,13 +124,16 @@ SOCK=$B/sock
 LOGS=$B/logs
 RES=$B/results.tsv
 SCRIPTS=$HERE/scripts
-NODE_DIR=$B/node
+# at the depth of test/bench/node, beside a link to the tree's clients/, so
+# package.json's file:../../../clients/langgraph resolves as in the tree
+NODE_DIR=$B/test/bench/node
 rm -rf "$B"
 mkdir -p "$SOCK" "$LOGS"
 : >"$RES"
 : >"$B/conflicts.tsv"
 : >"$B/sizes.tsv"
 : >"$B/peer_cost.tsv"
+: >"$B/lg_cost.tsv"
 : >"$B/notes.txt"
 
 # ---------------------------------------------------------------------------
@@ -287,7 +295,8 @@ reset_queue() {
 	settle
 }
 
-# Node.js, graphile-worker, pg-boss and pg, at the versions of
+# Node.js, graphile-worker, pg-boss, pg, LangGraph and its PostgresSaver,
+# and clients/langgraph (from the tree, by path), at the versions of
 # test/bench/node/package-lock.json, installed with npm under $NODE_DIR;
 # they run on the Node.js the lock file pins (the peers' current releases
 # need a newer one than many machines have).  Fails, saying why, when npm
@@ -301,7 +310,8 @@ node_ready() {
 		return 1
 	fi
 	mkdir -p "$NODE_DIR"
-	cp "$HERE"/node/package.json "$HERE"/node/package-lock.json "$HERE"/node/*.js "$NODE_DIR/"
+	ln -sfn "$(cd "$HERE/../.." && pwd)/clients" "$B/clients"
+	cp "$HERE"/node/package.json "$HERE"/node/package-lock.json "$HERE"/node/.npmrc "$HERE"/node/*.js "$NODE_DIR/"
 	say "installing the Node.js clients with npm (test/bench/node/package-lock.json)"
 	if ! (cd "$NODE_DIR" && HOME=$B npm_config_cache=$B/npm-cache npm_config_update_notifier=false \
 			timeout 600 npm ci --no-audit --no-fund --loglevel=error) >"$B/npm.log" 2>&1; then
@@ -575,6 +585,84 @@ if wants peers; then
 	fi
 fi
 
+# --- langgraph ------------------------------------------------------------------
+# lg_row MODE RUN: one LangGraph row (test/bench/node/langgraph.js): the
+# graph of 5 nodes, $LG_THREADS threads of $LG_STEPS steps each, on the saver
+# of MODE (worklist, worklist.unprepared, postgres), in a database of its own
+# made for the row (the saver's tables and nothing else written there) and
+# dropped after it.  Its steps/s and step latencies go to results.tsv, what
+# it cost to lg_cost.tsv: steps, the growth of the saver's tables
+# (pg_total_relation_size: heap, indexes, TOAST; schema worklist or
+# public), WAL (pg_current_wal_lsn difference) and full-page images
+# (pg_stat_wal), the CPU time of the server processes that ended with the
+# row and of the Node.js client, the statements sent, the saver's calls,
+# and the rows inserted, updated and deleted (pg_stat_user_tables).
+LG_THREADS=8
+LG_STEPS=$((QUICK ? 50 : 200))
+lg_row() {
+	local mode=$1 r=$2 db=bench_lg schema=worklist
+	local TIMEFORMAT='%3U %3S' sizes="" q s0 s1 lsn0 fpi0 wal fpi1 cpu0 cpu1 t0 t1 cu cs
+	[[ $mode == postgres ]] && schema=public
+	echo "setup 0" >"$B/phase"
+	psql_ -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+	if [[ $mode == postgres ]]; then
+		PGDATABASE=$db "$NODE" "$NODE_DIR/langgraph.js" setup postgres
+	else
+		psql_ -d "$db" -c 'CREATE EXTENSION worklist'
+	fi
+	sizes="SELECT sum(pg_catalog.pg_total_relation_size(c.oid)) FROM pg_catalog.pg_class c
+	        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '$schema' AND c.relkind = 'r'"
+	q="SELECT sum(n_tup_ins), sum(n_tup_upd), sum(n_tup_del) FROM pg_catalog.pg_stat_user_tables WHERE schemaname = '$schema'"
+	psql_ -d "$db" -c 'VACUUM ANALYZE' -c CHECKPOINT
+	s0=$(val -d "$db" -c "$sizes")
+	t0=$(val -d "$db" -c "$q")
+	IFS='|' read -r lsn0 fpi0 < <(val -d "$db" -c 'SELECT pg_catalog.pg_current_wal_lsn(), wal_fpi FROM pg_catalog.pg_stat_wal')
+	cpu0=$(server_cpu)
+	echo "lg.$mode $LG_THREADS" >"$B/phase"
+	{ time PGDATABASE=$db "$NODE" "$NODE_DIR/langgraph.js" run "$mode" "$LG_THREADS" "$LG_STEPS" \
+		>"$B/lg.out" 2>"$B/lg.err"; } 2>"$B/lg.time" \
+		|| { cat "$B/lg.err" >&2; echo "bench.sh: langgraph.js failed for $mode" >&2; exit 1; }
+	# the client's backends have ended (and sent their statistics)
+	sleep 0.5
+	cpu1=$(server_cpu)
+	IFS='|' read -r wal fpi1 < <(val -d "$db" -c "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), '$lsn0'), wal_fpi
+	                                                FROM pg_catalog.pg_stat_wal")
+	s1=$(val -d "$db" -c "$sizes")
+	t1=$(val -d "$db" -c "$q")
+	read -r steps secs rate med p99 sent puts writes reads <"$B/lg.out"
+	read -r cu cs <"$B/lg.time"
+	result "lg.$mode" "$LG_THREADS" "$r" "$rate" "$med" "$p99"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "lg.$mode" "$r" "$steps" \
+		$((s1 - s0)) "$wal" $((fpi1 - fpi0)) \
+		"$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN {print b - a}')" \
+		"$(awk -v u="$cu" -v s="$cs" 'BEGIN {print u + s}')" \
+		"$sent" "$puts" "$writes" "$reads" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN {split(a, x, "|"); split(b, y, "|");
+			print (y[1] - x[1]) + (y[2] - x[2]) + (y[3] - x[3])}')" >>"$B/lg_cost.tsv"
+	say "lg.$mode  run=$r  $steps steps in ${secs}s: $rate steps/s  median=${med}ms p99=${p99}ms  $(sed -n 's/.*ms per call: //p' "$B/lg.err")"
+	psql_ -d postgres -c "DROP DATABASE $db WITH (FORCE)" >/dev/null 2>&1 || true
+}
+
+# Each run measures every mode once, the order turned about every other run.
+if wants langgraph; then
+	if node_ready; then
+		quiesce
+		say "langgraph: a graph of 5 nodes, $LG_THREADS threads of $LG_STEPS steps, WorklistSaver (fenced) vs PostgresSaver"
+		for r in $(seq "$RUNS"); do
+			modes='worklist worklist.unprepared postgres'
+			((r % 2)) || modes='postgres worklist.unprepared worklist'
+			for mode in $modes; do
+				lg_row "$mode" "$r"
+			done
+		done
+		note "langgraph: $(cd "$NODE_DIR" && "$NODE" -p "const l = require('./package-lock.json').packages;
+			['@langchain/langgraph', '@langchain/langgraph-checkpoint', '@langchain/langgraph-checkpoint-postgres',
+			 '@langchain/core', 'pg'].map(p => p + ' ' + l['node_modules/' + p].version).join(', ')")"
+	else
+		note "langgraph: skipped: $NODE_WHY"
+	fi
+fi
+
 # --- snapshot ---------------------------------------------------------------
 # held ROW SCHEMA HELD RUN: the cycle at $MAXC clients over $HELD_QUEUE
 # tasks for 8-second windows, the first $HELD_DURING of them (when HELD is
@@ -834,6 +922,11 @@ if wants peers; then
 	ratio 'worklist / graphile-worker, local queue + batched completion' peer.worklist peer.graphile.batched tps $N $N $N
 	ratio 'worklist / pg-boss, batches of 100' peer.worklist peer.boss.batched tps $N $N $N
 fi
+if wants langgraph; then
+	ratio 'LangGraph steps/s, WorklistSaver fenced / PostgresSaver' lg.worklist lg.postgres tps '>=' 1.2 "$LG_THREADS"
+	ratio 'LangGraph steps/s, WorklistSaver fenced unprepared / PostgresSaver' lg.worklist.unprepared lg.postgres tps $N $N $N
+	ratio 'LangGraph p99 step latency, WorklistSaver fenced / PostgresSaver' lg.worklist lg.postgres p99 $N $N $N
+fi
 if wants snapshot; then
 	ratio 'cycle, snapshot held / none, 3rd window' held.worklist.snapshot.w3 held.worklist.none.w3 tps '>=' 0.8 "$MAXC"
 	ratio 'floor, snapshot held / none, 3rd window' held.floor.snapshot.w3 held.floor.none.w3 tps $N $N $N
@@ -874,6 +967,10 @@ psql_ -d postgres <<-SQL
 	CREATE TEMP TABLE peer_cost (n serial, row text, run int, jobs bigint, server float8, client float8,
 	                             wal float8, fpi float8);
 	\copy peer_cost (row, run, jobs, server, client, wal, fpi) FROM '$B/peer_cost.tsv'
+	CREATE TEMP TABLE lg_cost (n serial, row text, run int, steps bigint, bytes float8, wal float8, fpi float8,
+	                           server float8, client float8, sent float8, puts float8, writes float8, reads float8,
+	                           tuples float8);
+	\copy lg_cost (row, run, steps, bytes, wal, fpi, server, client, sent, puts, writes, reads, tuples) FROM '$B/lg_cost.tsv'
 	CREATE TEMP TABLE ratio_def (ord serial, what text, num text, den text, by text, op text,
 	                             target float8, judged_at int);
 	\copy ratio_def (what, num, den, by, op, target, judged_at) FROM '$RATIOS'
@@ -925,6 +1022,46 @@ psql_ -d postgres <<-SQL
 	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY wal / jobs)) AS "WAL bytes",
 	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 100 * fpi / jobs)::numeric, 1) AS "page images per 100 jobs"
 	  FROM peer_cost WHERE jobs > 0 GROUP BY row ORDER BY min(n);
+	\endif
+
+	SELECT EXISTS (SELECT FROM lg_cost WHERE steps > 0) AS lg_cost \gset
+	\if :lg_cost
+	\echo
+	\echo 'LangGraph: what one step cost over each whole row ($LG_THREADS threads of $LG_STEPS steps, 5 steps'
+	\echo 'a turn): bytes the saver''s tables grew by (heap, indexes and TOAST), WAL bytes'
+	\echo 'written and full-page images per 100 steps (pg_stat_wal), CPU time in'
+	\echo 'microseconds of the server processes that ended with the row and of the'
+	\echo 'Node.js client, statements sent (BEGIN and COMMIT count), saver calls (put,'
+	\echo 'putWrites, getTuple) and rows inserted, updated or deleted; medians over the runs.'
+	SELECT row AS "row", count(*) AS "runs",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY bytes / steps)) AS "bytes",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY wal / steps)) AS "WAL bytes",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 100 * fpi / steps)::numeric, 1) AS "page images per 100",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 1e6 * server / steps)) AS "server us",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 1e6 * client / steps)) AS "client us",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY sent / steps)::numeric, 2) AS "statements",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY (puts + writes + reads) / steps)::numeric, 2) AS "calls",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tuples / steps)::numeric, 2) AS "rows written"
+	  FROM lg_cost WHERE steps > 0 GROUP BY row ORDER BY min(n);
+	\echo
+	\echo 'LangGraph ratios of the medians above (lower is better):'
+	SELECT x.what AS "ratio", round(x.v::numeric, 2) AS "value", x.target AS "target",
+	       CASE WHEN x.target IS NULL THEN '' WHEN x.v IS NULL THEN 'not measured'
+	            WHEN x.v <= 1.2 THEN 'met' ELSE 'MISSED' END AS "verdict"
+	  FROM (SELECT m.what, m.target, n.v / d.v AS v, m.ord
+	          FROM (VALUES (1, 'bytes per step, WorklistSaver / PostgresSaver', 'bytes', '<= 1.2'),
+	                       (2, 'WAL per step, WorklistSaver / PostgresSaver', 'wal', NULL),
+	                       (3, 'server CPU per step, WorklistSaver / PostgresSaver', 'server', NULL),
+	                       (4, 'client CPU per step, WorklistSaver / PostgresSaver', 'client', NULL)) m(ord, what, col, target)
+	          LEFT JOIN LATERAL (
+	                SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY CASE m.col WHEN 'bytes' THEN bytes WHEN 'wal' THEN wal
+	                           WHEN 'server' THEN server ELSE client END / steps) AS v
+	                  FROM lg_cost WHERE row = 'lg.worklist' AND steps > 0) n ON true
+	          LEFT JOIN LATERAL (
+	                SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY CASE m.col WHEN 'bytes' THEN bytes WHEN 'wal' THEN wal
+	                           WHEN 'server' THEN server ELSE client END / steps) AS v
+	                  FROM lg_cost WHERE row = 'lg.postgres' AND steps > 0) d ON true) x
+	 ORDER BY x.ord;
 	\endif
 
 	SELECT EXISTS (SELECT FROM res WHERE row LIKE 'held.%') AS held \gset
@@ -1050,7 +1187,8 @@ tickets: $TICKETS per group, report rolled back so every log keeps its length;
 sweep: $DUE overdue beside $SETTLED_SMALL / $SETTLED_BIG settled (two databases), $SWEEP_REPS timed sweeps each, after a VACUUM;
 peers: $PEER_WORKERS workers, backlog $PEER_BACKLOG, ${PEER_SECONDS} s per run after 2 s of warm-up;
 snapshot: $HELD_QUEUE tasks, $((HELD_DURING + HELD_AFTER)) windows of 8 s; retention: $RET_ROUNDS round(s);
-sweeper: $TICK_SAMPLES ticks each, $FAIR_PROBES tasks of the small tenant.
+sweeper: $TICK_SAMPLES ticks each, $FAIR_PROBES tasks of the small tenant;
+langgraph: $LG_THREADS threads of $LG_STEPS steps per row, a database made for each row.
 EOF
 if [[ -s $B/notes.txt ]]; then
 	echo
