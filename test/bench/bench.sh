@@ -604,7 +604,8 @@ lg_row() {
 	local TIMEFORMAT='%3U %3S' sizes="" q s0 s1 lsn0 fpi0 wal fpi1 cpu0 cpu1 t0 t1 cu cs
 	[[ $mode == postgres ]] && schema=public
 	echo "setup 0" >"$B/phase"
-	psql_ -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+	psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" \
+		-c "CREATE DATABASE $db"
 	if [[ $mode == postgres ]]; then
 		PGDATABASE=$db "$NODE" "$NODE_DIR/langgraph.js" setup postgres
 	else
