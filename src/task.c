@@ -232,8 +232,8 @@ notified_change(const char *event)
 
 /*
  * Bring the task's row of worklist.task_claim in line with the task after
- * a change of the given kind: a claim taken or moved writes the task's
- * holder, claimed_at and claim_expires_at there; a claim given back,
+ * a change of the given kind: a claim taken inserts the task's holder,
+ * claimed_at and claim_expires_at there, a claim moved updates them; a claim given back,
  * timed out, cleared by an escalation or ended by a settlement removes it.
  * A note or an edit leaves the claim as it is.  (A 0.3 schema has no such
  * table: its indexes read the task row itself.)
@@ -241,16 +241,25 @@ notified_change(const char *event)
 static void
 mirror_claim(text *tenant, text *id, WlChange change)
 {
+	/* a claim of an unheld task: it has no row there */
 	static WlStmt put WL_KEPT = {
-		"INSERT INTO worklist.task_claim AS c"
+		"INSERT INTO worklist.task_claim"
 		" (tenant, task_id, holder, claimed_at, claim_expires_at)"
 		" SELECT t.tenant, t.id, t.holder, t.claimed_at, t.claim_expires_at"
 		" FROM worklist.task t"
-		BY_KEY("t", "t.holder IS NOT NULL AND " LIVE("t"))
-		" ON CONFLICT (tenant, task_id) DO UPDATE SET holder = EXCLUDED.holder,"
-		" claimed_at = EXCLUDED.claimed_at, claim_expires_at = EXCLUDED.claim_expires_at",
+		BY_KEY("t", "t.holder IS NOT NULL AND " LIVE("t")),
 		2, {TEXTOID, TEXTOID},
 		.generic = true, .name = "task.claim_row.put"
+	};
+	/* a claim moved to another holder */
+	static WlStmt move WL_KEPT = {
+		"UPDATE worklist.task_claim c SET holder = t.holder,"
+		" claimed_at = t.claimed_at, claim_expires_at = t.claim_expires_at"
+		" FROM worklist.task t"
+		" WHERE c.tenant" EQ "$1 AND c.task_id" EQ "$2"
+		" AND t.tenant" EQ "$1 AND t.id" EQ "$2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.claim_row.move"
 	};
 	static WlStmt drop WL_KEPT = {
 		"DELETE FROM worklist.task_claim c"
@@ -265,9 +274,10 @@ mirror_claim(text *tenant, text *id, WlChange change)
 		return;
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(id);
-	if (change == WL_CHANGE_TASK_CLAIMED || change == WL_CHANGE_TASK_TAKEN_OVER ||
-		change == WL_CHANGE_TASK_HANDED_OVER)
+	if (change == WL_CHANGE_TASK_CLAIMED)
 		(void) wl_exec(&put, values, NULL, false, 0);
+	else if (change == WL_CHANGE_TASK_TAKEN_OVER || change == WL_CHANGE_TASK_HANDED_OVER)
+		(void) wl_exec(&move, values, NULL, false, 0);
 	else
 		(void) wl_exec(&drop, values, NULL, false, 0);
 }
