@@ -89,7 +89,7 @@ SELECT is(
 SELECT is(
 	(SELECT reloptions FROM pg_class WHERE oid = 'worklist.task'::regclass),
 	ARRAY['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=2000',
-	      'autovacuum_analyze_scale_factor=1', 'fillfactor=75'],
+	      'autovacuum_analyze_scale_factor=1', 'fillfactor=60'],
 	'the task table is vacuumed after a fixed number of changes, not a fraction of its size, and analyzed after a table''s worth');
 
 -- Privileges: PUBLIC may run every task verb but take_over and set_state.
