@@ -3,7 +3,7 @@
 -- A million settled tasks and a hundred pending ones.  First the plans of
 -- the statements the verbs run (spelled here as task.c spells them, planned
 -- generically as kept plans are): each reads a partial index that holds
--- pending rows only.  Then the verbs themselves: the buffers one call
+-- pending rows only (told from settled ones by settled_at).  Then the verbs themselves: the buffers one call
 -- touches, against the thousands of pages the settled rows fill.
 
 SET worklist.tenant = 'task_plan';
@@ -82,7 +82,7 @@ SELECT pg_temp.explain($$EXECUTE settled_scan$$) AS settled_scan;
 PREPARE queue(text, text[], text, int) AS
 SELECT t FROM worklist.task t
  WHERE t.tenant = $1
-   AND (t.state = 'open' OR (t.state = 'escalated' AND t.holder IS NULL))
+   AND t.settled_at IS NULL AND t.holder IS NULL
    AND (t.roles && $2 OR (t.state = 'escalated' AND t.escalation_roles && $2))
    AND ($3 IS NULL OR NOT ($3 = ANY (t.excluded)))
  ORDER BY t.priority DESC, t.created_at, t.id LIMIT $4;
@@ -95,7 +95,7 @@ UPDATE worklist.task t SET holder = $2, claimed_at = now(),
  WHERE t.tenant = $1 AND t.id = (
        SELECT q.id FROM worklist.task q
         WHERE q.tenant = $1
-          AND (q.state = 'open' OR (q.state = 'escalated' AND q.holder IS NULL))
+          AND q.settled_at IS NULL AND q.holder IS NULL
           AND (q.roles && $3 OR (q.state = 'escalated' AND q.escalation_roles && $3))
           AND NOT ($2 = ANY (q.excluded))
         ORDER BY q.priority DESC, q.created_at, q.id
@@ -107,7 +107,7 @@ SELECT pg_temp.explain($$EXECUTE claim_next('task_plan', 'x', '{r}')$$) AS claim
 PREPARE for_case(text, text) AS
 SELECT t FROM worklist.task t
  WHERE t.tenant = $1 AND t.case_id = $2
-   AND t.state = ANY ('{open,claimed,escalated}'::worklist.task_state[])
+   AND t.settled_at IS NULL
  ORDER BY t.priority DESC, t.created_at, t.id;
 SELECT pg_temp.explain($$EXECUTE for_case('task_plan', 'case-7')$$) AS for_case;
 
@@ -115,13 +115,13 @@ SELECT pg_temp.explain($$EXECUTE for_case('task_plan', 'case-7')$$) AS for_case;
 PREPARE open_count(text) AS
 SELECT count(*) FROM worklist.task t
  WHERE t.tenant = $1
-   AND t.state = ANY ('{open,claimed,escalated}'::worklist.task_state[]);
+   AND t.settled_at IS NULL;
 SELECT pg_temp.explain($$EXECUTE open_count('task_plan')$$) AS open_count;
 
 -- overdue
 PREPARE overdue(text, timestamptz, int) AS
 SELECT t FROM worklist.task t
- WHERE t.tenant = $1 AND t.state = ANY ('{open,claimed}'::worklist.task_state[])
+ WHERE t.tenant = $1 AND t.settled_at IS NULL AND t.escalated_at IS NULL
    AND t.due_at <= $2
  ORDER BY t.due_at, t.id LIMIT $3;
 SELECT pg_temp.explain($$EXECUTE overdue('task_plan', 'infinity', 100)$$) AS overdue;
@@ -129,10 +129,10 @@ SELECT pg_temp.explain($$EXECUTE overdue('task_plan', 'infinity', 100)$$) AS ove
 -- the sweep
 PREPARE sweep(text, timestamptz, int) AS
 UPDATE worklist.task t SET state = 'expired', settled_at = $2
- WHERE t.tenant = $1 AND t.state = ANY ('{open,claimed}'::worklist.task_state[])
+ WHERE t.tenant = $1 AND t.settled_at IS NULL AND t.escalated_at IS NULL
    AND t.id = ANY (ARRAY(
        SELECT d.id FROM worklist.task d
-        WHERE d.tenant = $1 AND d.state = ANY ('{open,claimed}'::worklist.task_state[])
+        WHERE d.tenant = $1 AND d.settled_at IS NULL AND d.escalated_at IS NULL
           AND d.due_at <= $2
         ORDER BY d.due_at, d.id LIMIT $3
         FOR NO KEY UPDATE OF d SKIP LOCKED))

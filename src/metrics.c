@@ -106,28 +106,32 @@ typedef struct TenantGauges
 Datum
 wl_metrics_tenants(PG_FUNCTION_ARGS)
 {
+#define TENANTS_SQL(pending, due) \
+		TENANTS_CTE \
+		" SELECT n.tenant," \
+		"  (SELECT pg_catalog.count(*) FROM worklist.task t" \
+		"    WHERE t.tenant OPERATOR(pg_catalog.=) n.tenant" \
+		"      AND " due "" \
+		"      AND t.due_at OPERATOR(pg_catalog.<=) pg_catalog.now())," \
+		"  COALESCE((SELECT pg_catalog.date_part('epoch'," \
+		"                   pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(t.created_at))" \
+		"              FROM worklist.task t" \
+		"             WHERE t.tenant OPERATOR(pg_catalog.=) n.tenant" \
+		"               AND " pending ")," \
+		"           0)," \
+		"  (SELECT pg_catalog.count(*) FROM worklist.run r" \
+		"    WHERE r.tenant OPERATOR(pg_catalog.=) n.tenant)," \
+		"  (SELECT pg_catalog.count(*) FROM worklist.run_claim l" \
+		"    WHERE l.tenant OPERATOR(pg_catalog.=) n.tenant" \
+		"      AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.now())" \
+		"  FROM tenants n ORDER BY n.tenant"
 	static WlStmt stmt WL_KEPT = {
-		TENANTS_CTE
-		" SELECT n.tenant,"
-		"  (SELECT pg_catalog.count(*) FROM worklist.task t"
-		"    WHERE t.tenant OPERATOR(pg_catalog.=) n.tenant"
-		"      AND t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])"
-		"      AND t.due_at OPERATOR(pg_catalog.<=) pg_catalog.now()),"
-		"  COALESCE((SELECT pg_catalog.date_part('epoch',"
-		"                   pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(t.created_at))"
-		"              FROM worklist.task t"
-		"             WHERE t.tenant OPERATOR(pg_catalog.=) n.tenant"
-		"               AND t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed,escalated}'::worklist.task_state[])),"
-		"           0),"
-		"  (SELECT pg_catalog.count(*) FROM worklist.run r"
-		"    WHERE r.tenant OPERATOR(pg_catalog.=) n.tenant),"
-		"  (SELECT pg_catalog.count(*) FROM worklist.run_claim l"
-		"    WHERE l.tenant OPERATOR(pg_catalog.=) n.tenant"
-		"      AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.now())"
-		"  FROM tenants n ORDER BY n.tenant",
+		TENANTS_SQL("t.settled_at IS NULL", "t.settled_at IS NULL AND t.escalated_at IS NULL"),
 		0, {0},
-		.name = "metrics.tenants"
+		.name = "metrics.tenants",
+		.sql03 = TENANTS_SQL("t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed,escalated}'::worklist.task_state[])", "t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])")
 	};
+#undef TENANTS_SQL
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	WlSweeperStatus *slot = palloc0(sizeof(WlSweeperStatus));
 	pid_t		pid;

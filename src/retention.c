@@ -115,21 +115,24 @@ cutoff(TimestampTz now, Interval *span)
 static void
 schedule(text *tenant, TimestampTz now, const Policy *p, bool cut_short)
 {
+#define OLDEST(settled) \
+		"SELECT" \
+		" (SELECT t.settled_at FROM worklist.task t" \
+		"   WHERE t.tenant" EQ "$1 AND " settled \
+		"   ORDER BY t.settled_at LIMIT 1)," \
+		" (SELECT k.last_event_at FROM worklist.ticket k" \
+		"   WHERE k.tenant" EQ "$1" \
+		"     AND k.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])" \
+		"   ORDER BY k.last_event_at LIMIT 1)," \
+		" (SELECT r.latest_checkpoint_at FROM worklist.run r" \
+		"   WHERE r.tenant" EQ "$1 AND r.listed" \
+		"   ORDER BY r.latest_checkpoint_at LIMIT 1)"
 	static WlStmt oldest_stmt WL_KEPT = {
-		"SELECT"
-		" (SELECT t.settled_at FROM worklist.task t"
-		"   WHERE t.tenant" EQ "$1"
-		"     AND t.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])"
-		"   ORDER BY t.settled_at LIMIT 1),"
-		" (SELECT k.last_event_at FROM worklist.ticket k"
-		"   WHERE k.tenant" EQ "$1"
-		"     AND k.state" EQ "ANY ('{done,archived}'::worklist.ticket_status[])"
-		"   ORDER BY k.last_event_at LIMIT 1),"
-		" (SELECT r.latest_checkpoint_at FROM worklist.run r"
-		"   WHERE r.tenant" EQ "$1 AND r.listed"
-		"   ORDER BY r.latest_checkpoint_at LIMIT 1)",
-		1, {TEXTOID}, .name = "retention.oldest"
+		OLDEST("t.settled_at IS NOT NULL"),
+		1, {TEXTOID}, .name = "retention.oldest",
+		.sql03 = OLDEST("t.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])")
 	};
+#undef OLDEST
 	static WlStmt set_stmt WL_KEPT = {
 		"UPDATE worklist.retention_policy p SET next_purge = $2"
 		" WHERE p.tenant" EQ "$1 AND p.tenant" EQ "(SELECT l.tenant"
@@ -317,6 +320,14 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 		{"DELETE FROM worklist.run_pending_write WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_pending_write"},
 		{"DELETE FROM worklist.run_channel_value WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, .name = "tenant.erase.run_channel_value"},
 	};
+	/*
+	 * The claims of the tenant's tasks, kept beside them: part of the
+	 * tasks, not counted apart.
+	 */
+	static WlStmt claims WL_KEPT = {
+		"DELETE FROM worklist.task_claim WHERE tenant OPERATOR(pg_catalog.=) $1", 1, {TEXTOID},
+		.name = "tenant.erase.task_claim"
+	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES));
 	WlSpi		spi;
 	Datum		values[1];
@@ -336,6 +347,8 @@ wl_erase_tenant(PG_FUNCTION_ARGS)
 			total += (int64) wl_exec(&stmts[i], values, NULL, false, 0);
 		for (int i = 0; wl_schema_current() && i < lengthof(stmts04); i++)
 			total += (int64) wl_exec(&stmts04[i], values, NULL, false, 0);
+		if (wl_schema_current())
+			(void) wl_exec(&claims, values, NULL, false, 0);
 	}
 	PG_FINALLY();
 	{

@@ -68,24 +68,29 @@ wl_sweep_add(WlSweepResult *total, const WlSweepResult *one)
 List *
 wl_due_tenants(TimestampTz now, MemoryContext cxt)
 {
+#define DUE_TENANTS(due, claims) \
+		"SELECT DISTINCT d.tenant FROM (" \
+		" SELECT t.tenant FROM worklist.task t" \
+		"  WHERE " due \
+		"    AND t.due_at IS NOT NULL AND t.due_at OPERATOR(pg_catalog.<=) $1" \
+		" UNION ALL" \
+		" SELECT t.tenant FROM " claims " t" \
+		"  WHERE t.claim_expires_at IS NOT NULL" \
+		"    AND t.claim_expires_at OPERATOR(pg_catalog.<=) $1" \
+		" UNION ALL" \
+		" SELECT k.tenant FROM worklist.ticket k" \
+		"  WHERE k.next_check IS NOT NULL AND k.next_check OPERATOR(pg_catalog.<=) $1" \
+		" UNION ALL" \
+		" SELECT r.tenant FROM worklist.retention_policy r" \
+		"  WHERE r.next_purge IS NOT NULL AND r.next_purge OPERATOR(pg_catalog.<=) $1" \
+		") d ORDER BY 1"
 	static WlStmt stmt WL_KEPT = {
-		"SELECT DISTINCT d.tenant FROM ("
-		" SELECT t.tenant FROM worklist.task t"
-		"  WHERE t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])"
-		"    AND t.due_at IS NOT NULL AND t.due_at OPERATOR(pg_catalog.<=) $1"
-		" UNION ALL"
-		" SELECT t.tenant FROM worklist.task t"
-		"  WHERE t.claim_expires_at IS NOT NULL"
-		"    AND t.claim_expires_at OPERATOR(pg_catalog.<=) $1"
-		" UNION ALL"
-		" SELECT k.tenant FROM worklist.ticket k"
-		"  WHERE k.next_check IS NOT NULL AND k.next_check OPERATOR(pg_catalog.<=) $1"
-		" UNION ALL"
-		" SELECT r.tenant FROM worklist.retention_policy r"
-		"  WHERE r.next_purge IS NOT NULL AND r.next_purge OPERATOR(pg_catalog.<=) $1"
-		") d ORDER BY 1",
-		1, {TIMESTAMPTZOID}, .generic = true, .name = "sweep.due_tenants"
+		DUE_TENANTS("t.settled_at IS NULL AND t.escalated_at IS NULL", "worklist.task_claim"),
+		1, {TIMESTAMPTZOID}, .generic = true, .name = "sweep.due_tenants",
+		.sql03 = DUE_TENANTS("t.state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])",
+							 "worklist.task")
 	};
+#undef DUE_TENANTS
 	Datum		values[1];
 	List	   *tenants = NIL;
 	uint64		n;

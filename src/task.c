@@ -230,6 +230,58 @@ notified_change(const char *event)
 	pg_unreachable();
 }
 
+/*
+ * Bring the task's row of worklist.task_claim in line with the task after
+ * a change of the given kind: a claim taken inserts the task's holder,
+ * claimed_at and claim_expires_at there, a claim moved updates them; a claim given back,
+ * timed out, cleared by an escalation or ended by a settlement removes it.
+ * A note or an edit leaves the claim as it is.  (A 0.3 schema has no such
+ * table: its indexes read the task row itself.)
+ */
+static void
+mirror_claim(text *tenant, text *id, WlChange change)
+{
+	/* a claim of an unheld task: it has no row there */
+	static WlStmt put WL_KEPT = {
+		"INSERT INTO worklist.task_claim"
+		" (tenant, task_id, holder, claimed_at, claim_expires_at)"
+		" SELECT t.tenant, t.id, t.holder, t.claimed_at, t.claim_expires_at"
+		" FROM worklist.task t"
+		BY_KEY("t", "t.holder IS NOT NULL AND " LIVE("t")),
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.claim_row.put"
+	};
+	/* a claim moved to another holder */
+	static WlStmt move WL_KEPT = {
+		"UPDATE worklist.task_claim c SET holder = t.holder,"
+		" claimed_at = t.claimed_at, claim_expires_at = t.claim_expires_at"
+		" FROM worklist.task t"
+		" WHERE c.tenant" EQ "$1 AND c.task_id" EQ "$2"
+		" AND t.tenant" EQ "$1 AND t.id" EQ "$2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.claim_row.move"
+	};
+	static WlStmt drop WL_KEPT = {
+		"DELETE FROM worklist.task_claim c"
+		" WHERE c.tenant" EQ "$1 AND c.task_id" EQ "$2",
+		2, {TEXTOID, TEXTOID},
+		.generic = true, .name = "task.claim_row.drop"
+	};
+	Datum		values[2];
+
+	if (change == WL_CHANGE_TASK_UPDATED || change == WL_CHANGE_TASK_NOTED ||
+		change == WL_CHANGE_TASK_OPENED || !wl_schema_current())
+		return;
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(id);
+	if (change == WL_CHANGE_TASK_CLAIMED)
+		(void) wl_exec(&put, values, NULL, false, 0);
+	else if (change == WL_CHANGE_TASK_TAKEN_OVER || change == WL_CHANGE_TASK_HANDED_OVER)
+		(void) wl_exec(&move, values, NULL, false, 0);
+	else
+		(void) wl_exec(&drop, values, NULL, false, 0);
+}
+
 Datum
 wl_task_changed(text *tenant, text *id, const char *event, text *actor,
 				TimestampTz at, Jsonb *detail)
@@ -237,6 +289,7 @@ wl_task_changed(text *tenant, text *id, const char *event, text *actor,
 	WlChange	change = notified_change(event);
 	Datum		logged = wl_task_event(tenant, id, event, actor, at, detail);
 
+	mirror_claim(tenant, id, change);
 	if (change == WL_CHANGE_TASK_COMPLETED || change == WL_CHANGE_TASK_EXPIRED ||
 		change == WL_CHANGE_TASK_WITHDRAWN)
 		wl_task_settled(tenant, id, at);
@@ -505,10 +558,10 @@ wl_claim(PG_FUNCTION_ARGS)
  * there (first), which the hint is then raised to; the other claims run
  * the same statement without that part.
  */
-#define CLAIM_NEXT_PICK \
+#define CLAIM_NEXT_PICK(claimable) \
 	" pick AS (" \
 	" SELECT q.id FROM worklist.task q" \
-	"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q") \
+	"  WHERE q.tenant" EQ "$1 AND " claimable("q") \
 	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
 	"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2") \
 	"    AND NOT (q.id" EQ "ANY ($7))" \
@@ -524,23 +577,29 @@ wl_claim(PG_FUNCTION_ARGS)
 Datum
 wl_claim_next(PG_FUNCTION_ARGS)
 {
+#define CLAIM_NEXT_RAISING(claimable) \
+		"WITH first AS MATERIALIZED (" \
+		" SELECT " QUEUE_KEY("q") " FROM worklist.task q" \
+		"  WHERE q.tenant" EQ "$1 AND " claimable("q") \
+		"    AND " FROM_KEY("q", "$4", "$5", "$6") \
+		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1)," \
+		CLAIM_NEXT_PICK(claimable) \
+		" SELECT (SELECT took.t FROM took), f.* FROM (SELECT) one LEFT JOIN first f ON true"
 	static WlStmt raising WL_KEPT = {
-		"WITH first AS MATERIALIZED ("
-		" SELECT " QUEUE_KEY("q") " FROM worklist.task q"
-		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
-		"    AND " FROM_KEY("q", "$4", "$5", "$6")
-		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1),"
-		CLAIM_NEXT_PICK
-		" SELECT (SELECT took.t FROM took), f.* FROM (SELECT) one LEFT JOIN first f ON true",
+		CLAIM_NEXT_RAISING(CLAIMABLE),
 		CLAIM_NEXT_ARGS,
-		.generic = true, .name = "task.claim_next.raising"
+		.generic = true, .name = "task.claim_next.raising",
+		.sql03 = CLAIM_NEXT_RAISING(CLAIMABLE03)
 	};
 	static WlStmt stmt WL_KEPT = {
-		"WITH" CLAIM_NEXT_PICK
+		"WITH" CLAIM_NEXT_PICK(CLAIMABLE)
 		" SELECT (SELECT took.t FROM took)",
 		CLAIM_NEXT_ARGS,
-		.generic = true, .name = "task.claim_next"
+		.generic = true, .name = "task.claim_next",
+		.sql03 = "WITH" CLAIM_NEXT_PICK(CLAIMABLE03)
+		" SELECT (SELECT took.t FROM took)"
 	};
+#undef CLAIM_NEXT_RAISING
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
 	ArrayType  *roles = wl_arg_idents(fcinfo, 1, "roles", true);
@@ -872,11 +931,16 @@ escalate_task(text *tenant, text *id, bool *escalated)
 {
 	static WlStmt stmt WL_KEPT = {
 		"UPDATE worklist.task t SET state = " STATE("escalated") ","
-		" holder = NULL, claimed_at = NULL, claim_expires_at = NULL"
+		" holder = NULL, claimed_at = NULL, claim_expires_at = NULL,"
+		" escalated_at = pg_catalog.now()"
 		BY_KEY("t", OPEN_OR_CLAIMED("t"))
 		" RETURNING t",
 		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "task.escalate"
+		.generic = true, .name = "task.escalate",
+		.sql03 = "UPDATE worklist.task t SET state = " STATE("escalated") ","
+		" holder = NULL, claimed_at = NULL, claim_expires_at = NULL"
+		BY_KEY("t", OPEN_OR_CLAIMED("t"))
+		" RETURNING t"
 	};
 	static WlStmt current WL_KEPT = {
 		"SELECT t FROM worklist.task t WHERE " KEY("t"),

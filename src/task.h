@@ -23,9 +23,11 @@
 
 /*
  * Pieces of SQL shared by the statements.  The partial indexes of
- * sql/parts/10_task.sql repeat CLAIMABLE, PENDING and OPEN_OR_CLAIMED word
- * for word: the planner uses a partial index only when the query's
- * condition matches its predicate.
+ * sql/parts/10_task.sql repeat LIVE and DUE word for word: the planner
+ * uses a partial index only when the query's condition implies its
+ * predicate.  None of them reads a column a claim changes (state, holder,
+ * claimed_at, claim_expires_at), which makes a claim a HOT update; the
+ * conditions a verb judges one row by, through its key, may read state.
  */
 #define EQ " OPERATOR(pg_catalog.=) "
 #define STATE(s) "'" s "'::worklist.task_state"
@@ -41,18 +43,28 @@
  * it planned.  With cond written plainly the planner could read a partial
  * index whose predicate cond implies, with the id as a later key column:
  * task_pending_case (all the tenant's pending tasks) for plans made on
- * empty tables, and task_held (every task the holder settled, until
- * VACUUM removes the entries) for complete and release on full ones --
- * a lookup that walked a tenant's queue or a holder's recent history.
+ * empty tables -- a lookup that walked a tenant's queue.
  */
 #define BY_KEY(a, cond) " WHERE " KEY(a) " AND (" cond ") IS TRUE"
 
+/* Pending, judged by one row's state. */
 #define PENDING(a) \
 	a ".state" EQ "ANY ('{open,claimed,escalated}'::worklist.task_state[])"
 #define OPEN_OR_CLAIMED(a) \
 	a ".state" EQ "ANY ('{open,claimed}'::worklist.task_state[])"
-/* What queue lists and claim and claim_next may take. */
-#define CLAIMABLE(a) \
+/* Pending and not escalated, as the indexes tell them (a task has a
+ * settled_at exactly once it is settled, an escalated_at once escalated). */
+#define LIVE(a) a ".settled_at IS NULL"
+#define DUE(a) LIVE(a) " AND " a ".escalated_at IS NULL"
+/* What queue lists and claim and claim_next may take: pending, unheld. */
+#define CLAIMABLE(a) "(" LIVE(a) " AND " a ".holder IS NULL)"
+/*
+ * The same on the schema of 0.3, whose partial indexes read state: the
+ * texts the statements keep for it (.sql03).
+ */
+#define LIVE03(a) PENDING(a)
+#define DUE03(a) OPEN_OR_CLAIMED(a)
+#define CLAIMABLE03(a) \
 	"(" a ".state" EQ STATE("open") \
 	" OR (" a ".state" EQ STATE("escalated") " AND " a ".holder IS NULL))"
 /* roles r meet the audience: roles, widened by escalation_roles once escalated */

@@ -61,14 +61,18 @@ Datum
 wl_queue(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND " CLAIMABLE("t")
-		" AND " FROM_KEY("t", "$5", "$6", "$7")
-		" AND " AUDIENCE("t", "$2")
-		" AND ($3 IS NULL OR " NOT_EXCLUDED("t", "$3") ")"
-		" ORDER BY " QUEUE_KEY("t") " LIMIT $4",
+#define QUEUE_SQL(claimable) \
+		"SELECT t FROM worklist.task t" \
+		" WHERE t.tenant" EQ "$1 AND " claimable("t") \
+		" AND " FROM_KEY("t", "$5", "$6", "$7") \
+		" AND " AUDIENCE("t", "$2") \
+		" AND ($3 IS NULL OR " NOT_EXCLUDED("t", "$3") ")" \
+		" ORDER BY " QUEUE_KEY("t") " LIMIT $4"
+		QUEUE_SQL(CLAIMABLE),
 		7, {TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT8OID, TIMESTAMPTZOID, TEXTOID},
-		.generic = true, .name = "task.queue"
+		.generic = true, .name = "task.queue",
+		.sql03 = QUEUE_SQL(CLAIMABLE03)
+#undef QUEUE_SQL
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_ROLES(0, "roles")));
 	ArrayType  *roles = wl_arg_idents(fcinfo, 0, "roles", true);
@@ -118,10 +122,13 @@ wl_for_case(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
 		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " PENDING("t")
+		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " LIVE("t")
 		QUEUE_ORDER("t"),
 		2, {TEXTOID, TEXTOID},
-		.generic = true, .name = "task.for_case"
+		.generic = true, .name = "task.for_case",
+		.sql03 = "SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND t.case_id" EQ "$2 AND " LIVE03("t")
+		QUEUE_ORDER("t")
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *case_id = wl_arg_ident(fcinfo, 0, "case_id");
@@ -148,11 +155,15 @@ Datum
 wl_held(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND t.holder" EQ "$2 AND " PENDING("t")
-		" ORDER BY t.claimed_at, t.id LIMIT $3",
+		"SELECT t FROM worklist.task_claim c"
+		" JOIN worklist.task t ON t.tenant" EQ "c.tenant AND t.id" EQ "c.task_id"
+		" WHERE c.tenant" EQ "$1 AND c.holder" EQ "$2"
+		" ORDER BY c.claimed_at, c.task_id LIMIT $3",
 		3, {TEXTOID, TEXTOID, INT4OID},
-		.generic = true, .name = "task.held"
+		.generic = true, .name = "task.held",
+		.sql03 = "SELECT t FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND t.holder" EQ "$2 AND " PENDING("t")
+		" ORDER BY t.claimed_at, t.id LIMIT $3"
 	};
 	text	   *tenant = wl_tenant_enter();
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
@@ -176,19 +187,19 @@ wl_held(PG_FUNCTION_ARGS)
  * worklist.claims(lim) RETURNS SETOF task
  *
  * Every pending task somebody holds, oldest claim first, then by id: who
- * holds what, for an operator.  A pending task has a claimed_at exactly
- * while it has a holder; the condition names claimed_at, so that held(),
- * which names the holder, cannot be planned on task_claims (walking every
- * claim for one holder's).  Not for a member binding (42501), which
- * sees its own claims through held().
+ * holds what, for an operator, read from worklist.task_claim (as held()
+ * reads one holder's).  The condition names claimed_at, always set there,
+ * as the predicate of task_claims does, which held() cannot use.  Not for a member binding (42501), which sees its
+ * own claims through held().
  */
 Datum
 wl_claims(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND t.claimed_at IS NOT NULL AND " PENDING("t")
-		" ORDER BY t.claimed_at, t.id LIMIT $2",
+		"SELECT t FROM worklist.task_claim c"
+		" JOIN worklist.task t ON t.tenant" EQ "c.tenant AND t.id" EQ "c.task_id"
+		" WHERE c.tenant" EQ "$1 AND c.claimed_at IS NOT NULL"
+		" ORDER BY c.claimed_at, c.task_id LIMIT $2",
 		2, {TEXTOID, INT4OID},
 		.generic = true, .name = "task.claims"
 	};
@@ -216,9 +227,11 @@ wl_open_count(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
 		"SELECT pg_catalog.count(*) FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND " PENDING("t"),
+		" WHERE t.tenant" EQ "$1 AND " LIVE("t"),
 		1, {TEXTOID},
-		.generic = true, .name = "task.open_count"
+		.generic = true, .name = "task.open_count",
+		.sql03 = "SELECT pg_catalog.count(*) FROM worklist.task t"
+		" WHERE t.tenant" EQ "$1 AND " LIVE03("t")
 	};
 	text	   *tenant = wl_tenant_enter();
 	Datum		values[1];
@@ -239,12 +252,16 @@ Datum
 wl_overdue(PG_FUNCTION_ARGS)
 {
 	static WlStmt stmt WL_KEPT = {
-		"SELECT t FROM worklist.task t"
-		" WHERE t.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("t")
-		" AND t.due_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY t.due_at, t.id LIMIT $3",
+#define OVERDUE_SQL(due) \
+		"SELECT t FROM worklist.task t" \
+		" WHERE t.tenant" EQ "$1 AND " due("t") \
+		" AND t.due_at OPERATOR(pg_catalog.<=) $2" \
+		" ORDER BY t.due_at, t.id LIMIT $3"
+		OVERDUE_SQL(DUE),
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.overdue"
+		.generic = true, .name = "task.overdue",
+		.sql03 = OVERDUE_SQL(DUE03)
+#undef OVERDUE_SQL
 	};
 	text	   *tenant = wl_tenant_enter();
 	TimestampTz now = wl_arg_time(fcinfo, 0, "now");

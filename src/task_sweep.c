@@ -51,32 +51,40 @@
 void
 wl_task_sweep(text *tenant, TimestampTz now, int32 lim, WlSweepResult *result)
 {
+#define EXPIRY_PICK(due) \
+		"SELECT d.id, d.expiry_policy::pg_catalog.text FROM worklist.task d" \
+		" WHERE d.tenant" EQ "$1 AND " due("d") \
+		" AND d.due_at OPERATOR(pg_catalog.<=) $2" \
+		" ORDER BY d.due_at, d.id LIMIT $3" \
+		" FOR NO KEY UPDATE OF d SKIP LOCKED"
 	static WlStmt pick WL_KEPT = {
-		"SELECT d.id, d.expiry_policy::pg_catalog.text FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1 AND " OPEN_OR_CLAIMED("d")
-		" AND d.due_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY d.due_at, d.id LIMIT $3"
-		" FOR NO KEY UPDATE OF d SKIP LOCKED",
+		EXPIRY_PICK(DUE),
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.sweep.expiries.pick"
+		.generic = true, .name = "task.sweep.expiries.pick",
+		.sql03 = EXPIRY_PICK(DUE03)
 	};
+#undef EXPIRY_PICK
 #define ESCALATES "t.expiry_policy" EQ "'escalate'::worklist.expiry_policy"
+#define EXPIRY_APPLY(escalated_at) \
+		"UPDATE worklist.task t SET" \
+		" state = CASE WHEN " ESCALATES " THEN " STATE("escalated") \
+		" ELSE " STATE("expired") " END," \
+		" holder = CASE WHEN " ESCALATES " THEN NULL ELSE t.holder END," \
+		" claimed_at = CASE WHEN " ESCALATES " THEN NULL ELSE t.claimed_at END," \
+		" claim_expires_at = NULL," escalated_at \
+		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $3 END," \
+		" decided_by = CASE WHEN " ESCALATES " THEN t.decided_by ELSE NULL END," \
+		" decision = CASE WHEN " ESCALATES " THEN t.decision" \
+		" ELSE pg_catalog.jsonb_build_object('policy', t.expiry_policy::pg_catalog.text) END" \
+		" WHERE " KEY("t") \
+		" RETURNING t.priority, t.created_at"
 	static WlStmt apply WL_KEPT = {
-		"UPDATE worklist.task t SET"
-		" state = CASE WHEN " ESCALATES " THEN " STATE("escalated")
-		" ELSE " STATE("expired") " END,"
-		" holder = CASE WHEN " ESCALATES " THEN NULL ELSE t.holder END,"
-		" claimed_at = CASE WHEN " ESCALATES " THEN NULL ELSE t.claimed_at END,"
-		" claim_expires_at = NULL,"
-		" settled_at = CASE WHEN " ESCALATES " THEN NULL ELSE $3 END,"
-		" decided_by = CASE WHEN " ESCALATES " THEN t.decided_by ELSE NULL END,"
-		" decision = CASE WHEN " ESCALATES " THEN t.decision"
-		" ELSE pg_catalog.jsonb_build_object('policy', t.expiry_policy::pg_catalog.text) END"
-		" WHERE " KEY("t")
-		" RETURNING t.priority, t.created_at",
+		EXPIRY_APPLY(" escalated_at = CASE WHEN " ESCALATES " THEN $3 ELSE t.escalated_at END,"),
 		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID},
-		.generic = true, .name = "task.sweep.expiries.apply"
+		.generic = true, .name = "task.sweep.expiries.apply",
+		.sql03 = EXPIRY_APPLY("")
 	};
+#undef EXPIRY_APPLY
 #undef ESCALATES
 	Datum		values[3];
 	uint64		n;
@@ -141,12 +149,19 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
 					   WlSweepResult *result)
 {
 	static WlStmt pick WL_KEPT = {
-		"SELECT d.id, d.holder FROM worklist.task d"
-		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
-		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
+		"SELECT d.id, d.holder FROM worklist.task_claim c"
+		" JOIN worklist.task d ON d.tenant" EQ "c.tenant AND d.id" EQ "c.task_id"
+		" WHERE c.tenant" EQ "$1 AND c.claim_expires_at OPERATOR(pg_catalog.<=) $2"
+		/* judged again on the task's latest version once it is locked */
+		"   AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY c.claim_expires_at, c.task_id LIMIT $3"
 		" FOR NO KEY UPDATE OF d SKIP LOCKED",
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
-		.generic = true, .name = "task.sweep.claim_timeouts.pick"
+		.generic = true, .name = "task.sweep.claim_timeouts.pick",
+		.sql03 = "SELECT d.id, d.holder FROM worklist.task d"
+		" WHERE d.tenant" EQ "$1 AND d.claim_expires_at OPERATOR(pg_catalog.<=) $2"
+		" ORDER BY d.claim_expires_at, d.id LIMIT $3"
+		" FOR NO KEY UPDATE OF d SKIP LOCKED"
 	};
 	static WlStmt apply WL_KEPT = {
 		"UPDATE worklist.task t" SET_UNCLAIM
@@ -193,10 +208,9 @@ wl_task_claim_timeouts(text *tenant, TimestampTz now, int32 lim,
  * run not concluded awaits, whose answer the worker has yet to read.
  * Returns how many went.
  */
-#define PURGE_PICK(cond) \
+#define PURGE_PICK(settled, cond) \
 		"SELECT d.id FROM worklist.task d" \
-		" WHERE d.tenant" EQ "$1" \
-		"   AND d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])" \
+		" WHERE d.tenant" EQ "$1 AND " settled \
 		"   AND d.settled_at OPERATOR(pg_catalog.<=) $2" cond \
 		" ORDER BY d.settled_at LIMIT $3" \
 		" FOR UPDATE OF d SKIP LOCKED"
@@ -204,10 +218,11 @@ uint64
 wl_task_purge(text *tenant, TimestampTz before, int32 lim)
 {
 	static WlStmt pick WL_KEPT = {
-		PURGE_PICK("   AND NOT " WL_TASK_AWAITED("d.tenant", "d.id")),
+		PURGE_PICK("d.settled_at IS NOT NULL",
+				   "   AND NOT " WL_TASK_AWAITED("d.tenant", "d.id")),
 		3, {TEXTOID, TIMESTAMPTZOID, INT4OID},
 		.generic = true, .name = "retention.purge.tasks.pick",
-		.sql03 = PURGE_PICK("")
+		.sql03 = PURGE_PICK("d.state" EQ "ANY ('{completed,expired,withdrawn}'::worklist.task_state[])", "")
 	};
 	static WlStmt purge WL_KEPT = {
 		"WITH events AS ("

@@ -12,7 +12,8 @@ CREATE TYPE worklist.expiry_policy AS ENUM ('deny', 'proceed', 'escalate');
 -- task is settled they are kept as the record of its last claim.
 -- claim_expires_at is claimed_at + claim_timeout while a claim of a task
 -- with a claim_timeout is held, NULL otherwise (the sweep releases the
--- claim from then on).
+-- claim from then on).  escalated_at (0.4) is when the task was escalated,
+-- NULL while it is not.
 CREATE TABLE worklist.task (
 	id					text NOT NULL,
 	case_id				text NOT NULL,
@@ -37,66 +38,11 @@ CREATE TABLE worklist.task (
 	PRIMARY KEY (tenant, id)
 );
 
--- Settled tasks accumulate; pending ones are few.  Every list below is
--- served by a partial index that holds pending rows only, so what a verb
--- costs follows what it returns, not how much history the table keeps.
--- The predicates are spelled exactly as the statements in task.c spell
--- their conditions, which is what lets the planner prove they apply.
+-- withdraw_run looks tasks up by id, through the primary key.  The other
+-- indexes of the table (0.4) are made below, after escalated_at.
 
--- queue and claim_next: claimable rows, in queue order, the priority
--- negated so that the key ascends and a scan can start at any key (where
--- claim_next starts: src/hint.c).
-CREATE INDEX task_claimable ON worklist.task
-	(tenant, (OPERATOR(pg_catalog.-) priority::pg_catalog.int8), created_at, id)
-	WHERE state OPERATOR(pg_catalog.=) 'open'::worklist.task_state
-	   OR (state OPERATOR(pg_catalog.=) 'escalated'::worklist.task_state
-		   AND holder IS NULL);
-
--- for_case (same order) and open_count (an index-only count).
-CREATE INDEX task_pending_case ON worklist.task
-	(tenant, case_id, priority DESC, created_at, id)
-	WHERE state OPERATOR(pg_catalog.=) ANY ('{open,claimed,escalated}'::worklist.task_state[]);
-
--- overdue and the sweep: open and claimed rows that have a deadline, by
--- deadline.  Escalated rows are not in it, so they can never crowd it.
-CREATE INDEX task_overdue ON worklist.task
-	(tenant, due_at, id)
-	WHERE state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])
-	  AND due_at IS NOT NULL;
-
--- The claim-timeout part of the sweep: held claims with a timeout, by
--- when they time out.
-CREATE INDEX task_claim_expiry ON worklist.task
-	(tenant, claim_expires_at, id)
-	WHERE claim_expires_at IS NOT NULL;
-
--- held: the pending tasks of one holder, oldest claim first.
-CREATE INDEX task_held ON worklist.task
-	(tenant, holder, claimed_at, id)
-	WHERE holder IS NOT NULL
-	  AND state OPERATOR(pg_catalog.=) ANY ('{open,claimed,escalated}'::worklist.task_state[]);
-
--- Retention: settled tasks by when they were settled.
-CREATE INDEX task_settled ON worklist.task
-	(tenant, settled_at)
-	WHERE state OPERATOR(pg_catalog.=) ANY ('{completed,expired,withdrawn}'::worklist.task_state[]);
-
--- The sweeper's list of tenants with something due reads these two across
--- tenants, by the instant things fall due, so its cost follows what is
--- due, not how many tenants there are.
-CREATE INDEX task_due ON worklist.task
-	(due_at, tenant)
-	WHERE state OPERATOR(pg_catalog.=) ANY ('{open,claimed}'::worklist.task_state[])
-	  AND due_at IS NOT NULL;
-CREATE INDEX task_claim_due ON worklist.task
-	(claim_expires_at, tenant)
-	WHERE claim_expires_at IS NOT NULL;
-
--- withdraw_run looks tasks up by id, through the primary key.
-
--- Every claim, and every settlement of an unclaimed task, leaves a dead
--- entry in task_claimable -- a claim at its head, where the next claim_next
--- starts its scan; only VACUUM removes them.  Vacuum the table after a
+-- Every settlement leaves a dead entry in task_claimable, near its head,
+-- where the next claim_next starts its scan; only VACUUM removes them.  Vacuum the table after a
 -- fixed number of changes rather than a fraction of its (mostly settled,
 -- ever growing) size, so that the head stays short however much history
 -- the table keeps.
@@ -126,6 +72,101 @@ COMMENT ON FUNCTION worklist.task_written() IS
 CREATE TRIGGER task_written
 	BEFORE INSERT OR UPDATE ON worklist.task
 	FOR EACH STATEMENT EXECUTE FUNCTION worklist.task_written();
+
+-- @since 0.4
+-- The layout of 0.4: a claim leaves the task's row where it is.
+--
+-- A claim, a release, a take-over or a hand-over changes state, holder,
+-- claimed_at and claim_expires_at, and no index of worklist.task reads any
+-- of them -- not in a key, not in a predicate -- so PostgreSQL makes the
+-- change a HOT update: the new version of the row goes into the same page
+-- and no index gets a new entry.  The indexes tell pending from settled by
+-- settled_at, which a task has exactly once it is settled, and escalated
+-- from not by escalated_at; the fill factor leaves each page room for the
+-- versions its claims and settlements write (at 75, a fifth of the claims
+-- of 8 busy workers found their page full and were not HOT; at 60, 2%).  Settling still writes entries (the task
+-- moves from the pending indexes to task_settled).
+--
+-- Who holds what is kept beside, in worklist.task_claim: one row per held
+-- pending task, mirroring the task's holder, claimed_at and
+-- claim_expires_at, written in the same transaction as the task by the
+-- one function every change of a task goes through (src/task.c,
+-- wl_task_changed).  It is small -- as many rows as there are claims -- and
+-- serves held(), claims() and the claim timeouts of the sweep.
+ALTER TABLE worklist.task ADD COLUMN escalated_at timestamptz;
+ALTER TABLE worklist.task SET (fillfactor = 60);
+
+-- The statements in src/task*.c spell these predicates word for word
+-- (src/task.h): the planner uses a partial index only when a query's
+-- condition implies its predicate.
+
+-- queue and claim_next: pending rows in queue order, the priority negated
+-- so that the key ascends and a scan can start at any key (where
+-- claim_next starts: src/hint.c).  Held rows are in it too; the statements
+-- pass them by their holder, and claim_next's hint past those at the head.
+CREATE INDEX task_claimable ON worklist.task
+	(tenant, (OPERATOR(pg_catalog.-) priority::pg_catalog.int8), created_at, id)
+	WHERE settled_at IS NULL;
+
+-- for_case (same order) and open_count (an index-only count).
+CREATE INDEX task_pending_case ON worklist.task
+	(tenant, case_id, priority DESC, created_at, id)
+	WHERE settled_at IS NULL;
+
+-- overdue and the sweep: pending rows not escalated that have a deadline,
+-- by deadline.  Escalated rows are not in it, so they can never crowd it.
+CREATE INDEX task_overdue ON worklist.task
+	(tenant, due_at, id)
+	WHERE settled_at IS NULL AND escalated_at IS NULL AND due_at IS NOT NULL;
+
+-- Retention: settled tasks by when they were settled.
+CREATE INDEX task_settled ON worklist.task
+	(tenant, settled_at)
+	WHERE settled_at IS NOT NULL;
+
+-- The sweeper's list of tenants with something due reads this and
+-- task_claim_due across tenants, by the instant things fall due, so its
+-- cost follows what is due, not how many tenants there are.
+CREATE INDEX task_due ON worklist.task
+	(due_at, tenant)
+	WHERE settled_at IS NULL AND escalated_at IS NULL AND due_at IS NOT NULL;
+
+-- The current claims.  Rows come and go with the claims; VACUUM keeps the
+-- table as small as the number of claims held.
+CREATE TABLE worklist.task_claim (
+	tenant				text NOT NULL,
+	task_id				text NOT NULL,
+	holder				text NOT NULL,
+	claimed_at			timestamptz NOT NULL,
+	claim_expires_at	timestamptz,
+	PRIMARY KEY (tenant, task_id)
+);
+ALTER TABLE worklist.task_claim SET (
+	autovacuum_vacuum_scale_factor = 0,
+	autovacuum_vacuum_threshold = 1000
+);
+
+-- held: one holder's claims, oldest first.  The holder leads, so that a
+-- statement that names a claim's key (tenant, task_id) is never planned
+-- on this index instead of the primary key.
+CREATE INDEX task_held ON worklist.task_claim (holder, tenant, claimed_at, task_id);
+
+-- claims: every claim of the tenant, oldest first.  The predicate, always
+-- true, is spelled as the statement of claims() in src/task_list.c spells
+-- it, and held(), which names the holder instead, does not: so held()
+-- cannot be planned on this index (walking every claim for one holder's).
+CREATE INDEX task_claims ON worklist.task_claim (tenant, claimed_at, task_id)
+	WHERE claimed_at IS NOT NULL;
+
+-- The claim-timeout part of the sweep: claims with a timeout, by when they
+-- time out; and across tenants, for the sweeper's list (as task_due).
+CREATE INDEX task_claim_expiry ON worklist.task_claim
+	(tenant, claim_expires_at, task_id)
+	WHERE claim_expires_at IS NOT NULL;
+CREATE INDEX task_claim_due ON worklist.task_claim
+	(claim_expires_at, tenant)
+	WHERE claim_expires_at IS NOT NULL;
+-- @end
 
 CREATE FUNCTION worklist.open_task(
 		id text,

@@ -3,16 +3,6 @@
 -- at once (doc/reference.md, section 4)
 
 -- @since 0.4
--- claims: every held pending task, oldest claim first, across holders
--- (task_held serves one holder's).  The predicate is spelled as the
--- statement in src/task_list.c spells its condition: by claimed_at, which
--- a pending task has exactly while it has a holder, so that held(), which
--- names the holder, cannot be planned on this index.
-CREATE INDEX task_claims ON worklist.task
-	(tenant, claimed_at, id)
-	WHERE claimed_at IS NOT NULL
-	  AND state OPERATOR(pg_catalog.=) ANY ('{open,claimed,escalated}'::worklist.task_state[]);
-
 CREATE FUNCTION worklist.hand_over(id text, actor text, to_actor text, to_roles text[])
 	RETURNS worklist.task
 	AS 'MODULE_PATHNAME', 'wl_hand_over'

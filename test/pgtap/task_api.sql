@@ -76,19 +76,20 @@ SELECT results_eq(
 	$$VALUES ('id'), ('case_id'), ('run_id'), ('state'), ('roles'), ('excluded'),
 	         ('escalation_roles'), ('priority'), ('payload'), ('due_at'), ('expiry_policy'),
 	         ('holder'), ('claimed_at'), ('created_at'), ('settled_at'), ('decided_by'),
-	         ('decision'), ('tenant'), ('claim_timeout'), ('claim_expires_at')$$,
-	'the task row type: documented columns in documented order, then tenant, then the claim timeout');
+	         ('decision'), ('tenant'), ('claim_timeout'), ('claim_expires_at'), ('escalated_at')$$,
+	'the task row type: documented columns in documented order, then tenant, then the claim timeout, then when it was escalated');
 SELECT is(
 	(SELECT array_agg(c.relname::text ORDER BY c.relname)
 	   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-	  WHERE i.indrelid = 'worklist.task'::regclass AND i.indpred IS NOT NULL),
+	  WHERE i.indrelid = ANY ('{worklist.task,worklist.task_claim}'::regclass[])
+	    AND i.indpred IS NOT NULL),
 	ARRAY['task_claim_due', 'task_claim_expiry', 'task_claimable', 'task_claims', 'task_due',
-	      'task_held', 'task_overdue', 'task_pending_case', 'task_settled'],
+	      'task_overdue', 'task_pending_case', 'task_settled'],
 	'the lists and the sweep are served by partial indexes');
 SELECT is(
 	(SELECT reloptions FROM pg_class WHERE oid = 'worklist.task'::regclass),
 	ARRAY['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=2000',
-	      'autovacuum_analyze_scale_factor=1'],
+	      'autovacuum_analyze_scale_factor=1', 'fillfactor=60'],
 	'the task table is vacuumed after a fixed number of changes, not a fraction of its size, and analyzed after a table''s worth');
 
 -- Privileges: PUBLIC may run every task verb but take_over and set_state.

@@ -241,6 +241,30 @@ is($node->safe_psql('old03', q{
 	                  || CASE WHEN t.state = 'completed' THEN coalesce(t.decided_by, '-') ELSE '-' END
 	                  || ':-:{"migrated": true}'] ELSE '{}'::text[] END}),
 	'0', 'every 0.3 task has exactly its migrated history');
+# The claims of 0.3 moved beside their tasks (worklist.task_claim): held(),
+# claims() and the claim timeouts find them; 0.3's escalated task has an
+# escalated_at.
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT string_agg(id, ',' ORDER BY claimed_at) FROM worklist.held('bob')}),
+	't5,t6', "bob's 0.3 claims are in his inbox after the update");
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT string_agg(id || ':' || holder, ',' ORDER BY claimed_at, id) FROM worklist.claims()}),
+	't5:bob,t3:boss,t6:bob', 'claims() lists every 0.3 claim, the escalated one included');
+is($node->safe_psql('old03', q{
+	SELECT count(*) FROM worklist.task t JOIN worklist.task_claim c ON c.tenant = t.tenant AND c.task_id = t.id
+	 WHERE (c.holder, c.claimed_at, c.claim_expires_at) IS NOT DISTINCT FROM (t.holder, t.claimed_at, t.claim_expires_at)
+	   AND t.claim_expires_at IS NOT NULL}),
+	'1', "t6's claim timeout moved with its claim");
+is($node->safe_psql('old03', q{
+	SELECT string_agg(id || ':' || (escalated_at = created_at)::text, ',') FROM worklist.task
+	 WHERE escalated_at IS NOT NULL}),
+	't3:true', "0.3's escalated task is escalated since its created_at");
+is($node->safe_psql('old03', q{
+	SET worklist.tenant = 'up';
+	SELECT string_agg(id, ',') FROM worklist.queue('{r,lead}')}),
+	't4', 'the queue after the update: the open task, not the held ones');
 my $settled03 = $node->safe_psql('old03', q{
 	SELECT string_agg(l.task_id || ':' || l.event, ',' ORDER BY l.tenant, l.task_id)
 	  FROM worklist.task_log l WHERE l.seq = 2});
