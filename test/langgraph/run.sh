@@ -2,7 +2,10 @@
 #
 # run.sh -- LangGraph on worklist: the checkpointer validation suite of
 # @langchain/langgraph-checkpoint-validation against WorklistSaver
-# (clients/langgraph), against a running server.
+# (clients/langgraph), and the package's own tests (two workers resuming
+# one thread of a real StateGraph, against PostgresSaver of
+# @langchain/langgraph-checkpoint-postgres and WorklistSaver; interrupts
+# as tasks), against a running server.
 #
 # In a database of its own (worklist_langgraph) with the extension, it
 # installs clients/langgraph's packages with npm ci (the versions its
