@@ -167,6 +167,21 @@ describe('interrupts as tasks', () => {
     expect(e.values.answers[0]).toMatchObject({ state: 'completed', decision: { approved: false } });
   });
 
+  it('a run that stopped on an interrupt without its park (a worker gone) is parked by the next worker', async () => {
+    const lease = await saver.lease('req-5', { holder: 'gone', ttlMs: 10000 });
+    await worker.graph.invoke({ amount: 9, requester: 'alice' }, { configurable: { thread_id: 'req-5' }, signal: lease.signal });
+    await lease.release(); // as if its lease had run out before the park
+    expect(await tasksOf('req-5')).toEqual([]);
+    const step = await worker.runOnce();
+    expect(step.status).toBe('parked');
+    expect(await tasksOf('req-5')).toEqual([step.tasks[0].id]);
+    expect(await runOf('req-5')).toMatchObject({ park_state: 'outstanding' });
+    // opening again finds the same task
+    expect((await worker.openTasks('req-5', (await worker.graph.getState({ configurable: { thread_id: 'req-5' } }))
+      .tasks.flatMap((t) => t.interrupts))).map((t) => t.id)).toEqual([step.tasks[0].id]);
+    expect(await tasksOf('req-5')).toHaveLength(1);
+  });
+
   it('refuses what it cannot map to a task', async () => {
     expect(() => new GraphWorker({ graph: approvalGraph(undefined), holder: 'w' })).toThrow(InvalidConfigError);
     expect(() => new GraphWorker({ graph: worker.graph, holder: '' })).toThrow(InvalidConfigError);
