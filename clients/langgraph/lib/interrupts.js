@@ -183,7 +183,7 @@ export class GraphWorker {
     let ended = false;
     try {
       let next = input; // undefined: look at the thread first
-      for (let round = 0; ; round++) {
+      for (;;) {
         if (next !== undefined) await this.graph.invoke(next, config);
         const state = await this.graph.getState(config);
         const interrupts = state.tasks.flatMap((t) => t.interrupts ?? []);
