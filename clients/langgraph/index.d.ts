@@ -118,7 +118,7 @@ export type GraphStep =
   | { thread: string; status: 'parked'; tasks: Task[] }
   | { thread: string; status: 'finished'; values: Record<string, unknown> };
 
-export type GraphWorkerEvent = 'claimed' | 'parked' | 'resuming' | 'finished' | 'lost' | 'failed' | 'connection_lost';
+export type GraphWorkerEvent = 'listening' | 'claimed' | 'parked' | 'resuming' | 'finished' | 'lost' | 'failed' | 'connection_lost';
 
 export interface GraphWorkerOptions {
   /** a graph compiled with a WorklistSaver as its checkpointer */
@@ -127,7 +127,7 @@ export interface GraphWorkerOptions {
   holder: string;
   /** lease ttl (default 30000) */
   ttlMs?: number;
-  /** how often run() looks for work when there was none (default 1000) */
+  /** how often run() looks for work when no notification came (default 1000) */
   pollMs?: number;
   /** merged into every invoke's config (thread_id and signal are the worker's) */
   config?: RunnableConfig;
@@ -142,6 +142,6 @@ export class GraphWorker {
   start(threadId: string, input: unknown): Promise<GraphStep | null>;
   /** the next claimable run (claim_next_run), carried on; null when there is none */
   runOnce(): Promise<GraphStep | null>;
-  /** runOnce until `signal` aborts */
+  /** runOnce until `signal` aborts, woken by the tenant's notifications */
   run(options?: { signal?: AbortSignal }): Promise<void>;
 }

@@ -11,8 +11,9 @@
 //   WORKLIST_TENANT=acme node approval.js worker [--holder NAME] [--poll-ms 1000]
 //
 // `start` runs a new thread until the graph waits on its task (the run is
-// parked) and exits; `worker` takes runs from the queue (claim_next_run)
-// until SIGTERM.  Both connect with the PG* variables.
+// parked) and exits; `worker` takes runs from the queue (claim_next_run),
+// woken by the tenant's notifications, until SIGTERM.  Both connect with
+// the PG* variables.
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';

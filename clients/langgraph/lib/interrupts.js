@@ -16,7 +16,7 @@
 
 import { createHash } from 'node:crypto';
 import { Command, interrupt } from '@langchain/langgraph';
-import { RunConcludedError, StaleFenceError, backoff, isTransient } from 'worklist';
+import { RunConcludedError, StaleFenceError, backoff, fromDriver, isTransient } from 'worklist';
 import { InvalidConfigError } from './saver.js';
 import { PARK } from './statements.js';
 
@@ -147,31 +147,98 @@ export class GraphWorker {
     return this.drive(claimed.run, lease, undefined);
   }
 
-  // The loop: runOnce until `signal` aborts, polling every pollMs while
-  // there is nothing to do.  A lost lease or a concluded run ends that step
-  // ('lost'); a connection lost (a server restart) is waited out; another
-  // error of a step is reported ('failed'), its lease released, and the
-  // loop goes on.
+  // The loop: runOnce until `signal` aborts.  While there is nothing to
+  // do it waits for the tenant's notifications on a connection of its own
+  // (a park resolved, a lease released: the run may be claimable) or
+  // pollMs, whichever comes first (lease and park deadlines passing are
+  // not notified).  A lost lease or a concluded run ends that step
+  // ('lost'); a connection lost (a server restart) is waited out, then it
+  // listens again; another error of a step is reported ('failed'), its
+  // lease released, and the loop goes on.
   async run({ signal } = {}) {
     let failures = 0;
-    while (!signal?.aborted) {
-      try {
-        const done = await this.runOnce();
-        failures = 0;
-        if (done === null) await sleep(this.pollMs, signal);
-      } catch (err) {
-        if (isTransient(err)) {
-          failures += 1;
-          this.emit('connection_lost', { error: err });
-          await sleep(backoff(failures), signal);
-        } else if (err instanceof StaleFenceError || err instanceof RunConcludedError) {
-          this.emit('lost', { thread: err.thread, error: err });
-        } else {
-          this.emit('failed', { thread: err.thread, error: err });
-          await sleep(backoff(1), signal);
+    let listener = null;
+    try {
+      while (!signal?.aborted) {
+        try {
+          if (listener === null || listener.broken) {
+            listener?.close();
+            listener = null;
+            listener = await this.listen();
+          }
+          listener.pending = false;
+          const done = await this.runOnce();
+          failures = 0;
+          if (done === null) await listener.wait(this.pollMs, signal);
+        } catch (err) {
+          if (isTransient(err)) {
+            failures += 1;
+            this.emit('connection_lost', { error: err });
+            await sleep(backoff(failures), signal);
+          } else if (err instanceof StaleFenceError || err instanceof RunConcludedError) {
+            this.emit('lost', { thread: err.thread, error: err });
+          } else {
+            this.emit('failed', { thread: err.thread, error: err });
+            await sleep(backoff(1), signal);
+          }
         }
       }
+    } finally {
+      listener?.close();
     }
+  }
+
+  // LISTEN on the tenant's channel, on a connection of the saver's pool.
+  async listen() {
+    const wl = this.saver.worklist;
+    const client = await wl.connect();
+    const listener = {
+      pending: false,
+      broken: false,
+      wake: () => {},
+      // pollMs, or less: a notification, the connection's end, `signal`
+      wait(ms, signal) {
+        if (this.pending || this.broken) return Promise.resolve();
+        const woken = new AbortController();
+        this.wake = () => woken.abort();
+        return sleep(ms, signal ? AbortSignal.any([signal, woken.signal]) : woken.signal)
+          .finally(() => { this.wake = () => {}; });
+      },
+      close() {
+        client.removeListener('notification', onNotification);
+        client.removeListener('end', onEnd);
+        client.release(listener.broken || undefined);
+      },
+    };
+    const onNotification = (msg) => {
+      let payload;
+      try {
+        payload = JSON.parse(msg.payload);
+      } catch {
+        return;
+      }
+      const run = payload.run || {};
+      if (run.resumed || run.released || payload.rotated) {
+        listener.pending = true;
+        listener.wake();
+      }
+    };
+    const onEnd = () => {
+      listener.broken = true;
+      listener.wake();
+    };
+    client.on('notification', onNotification);
+    client.on('end', onEnd);
+    try {
+      const channel = await wl.on(client).channel();
+      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    } catch (err) {
+      listener.broken = true;
+      listener.close();
+      throw fromDriver(err);
+    }
+    this.emit('listening', {});
+    return listener;
   }
 
   async drive(threadId, lease, input) {

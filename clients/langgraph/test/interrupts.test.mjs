@@ -150,18 +150,25 @@ describe('interrupts as tasks', () => {
     expect(done.values.log).toEqual(['finish 2']);
   });
 
-  it('the loop (run) resumes a parked run when its task is completed', async () => {
+  it('the loop (run) is woken by the notification of the settlement and resumes the run at once', async () => {
     const started = await worker.start('req-4', { amount: 7, requester: 'alice' });
     const controller = new AbortController();
-    const finished = new Promise((resolve) => {
-      worker.emit = (name, e) => {
-        if (name === 'finished') resolve(e);
-      };
-    });
-    const loop = worker.run({ signal: controller.signal });
+    let listening;
+    let finished;
+    const seen = [new Promise((resolve) => { listening = resolve; }), new Promise((resolve) => { finished = resolve; })];
+    const looper = new GraphWorker({ graph: worker.graph, holder: 'looper', ttlMs: 10000, pollMs: 60000,
+      onEvent: (name, e) => {
+        if (name === 'listening') listening();
+        if (name === 'finished') finished(e);
+      } });
+    const loop = looper.run({ signal: controller.signal });
+    await seen[0];
+    await new Promise((resolve) => setTimeout(resolve, 300)); // waiting, its first look done
     await wl.claim(started.tasks[0].id, 'bob', ['approvers']);
+    const t0 = Date.now();
     await wl.complete(started.tasks[0].id, 'bob', { approved: false });
-    const e = await finished;
+    const e = await seen[1];
+    expect(Date.now() - t0).toBeLessThan(10000); // well before its next poll, a minute on
     controller.abort();
     await loop;
     expect(e.values.answers[0]).toMatchObject({ state: 'completed', decision: { approved: false } });
