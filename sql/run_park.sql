@@ -126,17 +126,29 @@ SELECT metadata, park_request FROM worklist.park_run('p', 's', 'r7', 'c2', '{t4}
 
 -- Every settling path resolves the park of its last pending task, in
 -- its own transaction; an escalation (by the verb or by the sweep's
--- policy) does not.
+-- policy) does not.  complete_many resolves the park of each task it
+-- settles, also one (complete_many_both) whose two tasks it settles in
+-- one call, but not one (complete_many_half) whose other task is still
+-- pending (and then escalated by the sweep).
 SET worklist.tenant = 'run_park_paths';
 SELECT (worklist.open_task(id, 'case', '{r}', run_id => 'agent', due_at => '2024-01-01 01:00',
                            expiry_policy => pol::worklist.expiry_policy)).id
   FROM (VALUES ('complete', 'deny'), ('set_state', 'deny'), ('withdraw_run', 'deny'),
                ('conclude_run', 'deny'), ('sweep_deny', 'deny'), ('sweep_proceed', 'proceed'),
-               ('sweep_escalate', 'escalate'), ('escalate', 'deny')) v(id, pol);
-SELECT count(*) FROM (SELECT worklist.park_run('p', 's', id, 'c1', ARRAY[id], now => '2024-01-01')
-                        FROM unnest('{complete,set_state,withdraw_run,conclude_run,sweep_deny,sweep_proceed,sweep_escalate,escalate}'::text[]) id) x;
+               ('sweep_escalate', 'escalate'), ('escalate', 'deny'), ('complete_many', 'deny'),
+               ('complete_many_both', 'deny'), ('complete_many_both_b', 'deny'),
+               ('complete_many_half', 'deny'), ('complete_many_half_b', 'escalate')) v(id, pol);
+SELECT count(*) FROM (SELECT worklist.park_run('p', 's', id, 'c1',
+                                               CASE WHEN id IN ('complete_many_both', 'complete_many_half') THEN ARRAY[id, id || '_b']
+                                                    ELSE ARRAY[id] END,
+                                               now => '2024-01-01')
+                        FROM unnest('{complete,set_state,withdraw_run,conclude_run,sweep_deny,sweep_proceed,sweep_escalate,escalate,complete_many,complete_many_both,complete_many_half}'::text[]) id) x;
 SELECT (worklist.claim('complete', 'u', '{r}')).state;
 SELECT worklist.complete('complete', 'u', '{"ok": true}');
+SELECT id, (worklist.claim(id, 'u', '{r}')).state
+  FROM unnest('{complete_many,complete_many_both,complete_many_both_b,complete_many_half}'::text[]) id;
+SELECT * FROM worklist.complete_many('u', '{complete_many_both_b,complete_many,complete_many_both,complete_many_half}',
+                                     ARRAY['{"ok": 1}', '{"ok": 2}', '{"ok": 3}', '{"ok": 4}']::jsonb[]);
 SELECT worklist.set_state('set_state', 'expired'::worklist.task_state);
 SELECT worklist.withdraw_run('agent', '{withdraw_run}');
 SELECT worklist.conclude_run('p', 's', 'conclude_run', now => '2024-01-01 00:30');

@@ -45,6 +45,8 @@
 #     decision it had instead of reviewing again;
 #   - a login with no binding of the tenant is refused (42501) and the
 #     programs exit 78.
+#   - the line counts examples/README.md gives are the files' (wc -l), and
+#     each program is shorter than it was before the client packages.
 # It exits non-zero when a check fails, keeping the logs.
 #
 #   bash test/examples/run.sh
@@ -557,6 +559,23 @@ for t in gone-0001:py-finish gone-0002:node-finish; do
 done
 check_eq "errors logged (but by the login without a binding)" 0 \
 	"$(grep -h -E '^[^ ]+ (error|configuration error):' "$OUT"/*.log | grep -c -v -E '^[^ ]+-stranger ' || true)"
+
+# The table of line counts in examples/README.md: each count under "now"
+# is the file's (wc -l), each file is shorter than before, a file marked
+# with a dash under "now" is gone.
+COUNTED=0
+while IFS='|' read -r _ file before now _; do
+	file=$(echo "$file" | tr -d ' `') before=${before// /} now=${now// /}
+	COUNTED=$((COUNTED + 1))
+	if [[ $now == — ]]; then
+		check "README: $file is gone" "$([[ ! -e $EX/$file ]] && echo yes || echo no)"
+		continue
+	fi
+	check_eq "README: $file has $now lines" "$now" "$(wc -l 2>/dev/null <"$EX/$file" || echo none)"
+	[[ $before == — ]] ||
+		check "README: $file is shorter than before ($now < $before)" "$( ((now < before)) && echo yes || echo no)"
+done < <(sed -n '/^## Line counts/,/^## /p' "$EX/README.md" | grep -E '^\| `(node|python)/')
+check_eq "README: the line counts of the eight files" 8 "$COUNTED"
 
 say "$((SECONDS - T0))s"
 printf 'examples: %d passed, %d failed\n' "$PASSED" "$FAILED"
