@@ -256,8 +256,10 @@ export class GraphWorker {
         const interrupts = state.tasks.flatMap((t) => t.interrupts ?? []);
         if (interrupts.length === 0) {
           if (state.next.length === 0 && state.config?.configurable?.checkpoint_id) {
-            await this.saver.fenced(threadId, `thread ${threadId}`,
-              (fence) => this.saver.worklist.concludeRun(this.saver.project, this.saver.session, threadId, { fence }));
+            await this.saver.fenced(threadId, `thread ${threadId}`, async (fence) => {
+              await this.saver.worklist.concludeRun(this.saver.project, this.saver.session, threadId, { fence });
+              lease.stop(); // ended by the server: no renewal may come after
+            });
             ended = true;
             await lease.end();
             this.emit('finished', { thread: threadId, values: state.values });
@@ -271,8 +273,11 @@ export class GraphWorker {
         const tasks = await this.openTasks(threadId, interrupts);
         if (tasks.some((t) => !SETTLED.has(t.state))) {
           const checkpointId = state.config.configurable.checkpoint_id;
-          await this.saver.fenced(threadId, `the park of thread ${threadId}`, (fence) => this.saver.query('park', PARK,
-            [this.saver.project, this.saver.session, threadId, checkpointId, tasks.map((t) => t.id), fence, this.parkRequest]));
+          await this.saver.fenced(threadId, `the park of thread ${threadId}`, async (fence) => {
+            await this.saver.query('park', PARK,
+              [this.saver.project, this.saver.session, threadId, checkpointId, tasks.map((t) => t.id), fence, this.parkRequest]);
+            lease.stop();
+          });
           ended = true;
           await lease.end();
           this.emit('parked', { thread: threadId, tasks });
