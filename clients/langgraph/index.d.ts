@@ -1,5 +1,6 @@
 // Type declarations of @worklist/langgraph (index.js).
 import type { RunnableConfig } from '@langchain/core/runnables';
+import type { Json, Task, Timestamp, Interval } from 'worklist';
 import type {
   BaseCheckpointSaver, Checkpoint, CheckpointListOptions, CheckpointMetadata, CheckpointTuple,
   ChannelVersions, PendingWrite, SerializerProtocol,
@@ -60,10 +61,87 @@ export class WorklistSaver extends BaseCheckpointSaver {
     newVersions: ChannelVersions): Promise<RunnableConfig>;
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void>;
   deleteThread(threadId: string): Promise<void>;
-  /** lease mode: null when another holder has an unexpired lease */
-  lease(threadId: string, options: { holder: string; ttlMs?: number; renewFraction?: number }): Promise<ThreadLease | null>;
+  /** lease mode: null when another holder has an unexpired lease; `claimed` (a row of claim_next_run) adopts a lease taken already */
+  lease(threadId: string, options: {
+    holder: string; ttlMs?: number; renewFraction?: number;
+    claimed?: { fence: bigint; expires_at: Date } | null; claimedAt?: number;
+  }): Promise<ThreadLease | null>;
   end(): Promise<void>;
 }
 
 export function encodeValue(serde: SerializerProtocol, value: unknown): Promise<string>;
 export function decodeValue(serde: SerializerProtocol, text: string): Promise<unknown>;
+
+// Interrupts as tasks
+
+/** The task a node's interrupt opens (open_task's arguments). */
+export interface TaskSpec {
+  /** the audience: roles of which one must be the claimer's (required, non-empty) */
+  roles: string[];
+  /** actors barred from the task (four-eyes) */
+  excluded?: string[];
+  escalationRoles?: string[];
+  priority?: number;
+  /** when the task is overdue and its expiry policy applies */
+  dueAt?: Timestamp;
+  /** default 'deny' */
+  expiryPolicy?: 'deny' | 'proceed' | 'escalate';
+  /** a number is milliseconds */
+  claimTimeout?: Interval;
+  payload?: Json;
+  /** the task id (default: the thread and the interrupt's id) */
+  id?: string;
+  /** default: the thread id */
+  caseId?: string;
+}
+
+/** What a node's interruptAsTask returns once the task is settled. */
+export interface TaskOutcome {
+  id: string;
+  state: 'completed' | 'expired' | 'withdrawn';
+  /** the person's decision, or {"policy": "deny" | "proceed"} for an expiry */
+  decision: Json | null;
+  /** who completed it (null for an expiry or a withdrawal) */
+  decided_by: string | null;
+}
+
+/** The key of an interrupt's value that holds its TaskSpec. */
+export const TASK_KEY: 'worklist:task';
+
+/** In a node: interrupt() until the task is settled; then its outcome. */
+export function interruptAsTask(spec: TaskSpec): TaskOutcome;
+
+/** The id of the task of an interrupt of a thread. */
+export function interruptTaskId(threadId: string, interruptId: string, spec?: Partial<TaskSpec>): string;
+
+export type GraphStep =
+  | { thread: string; status: 'parked'; tasks: Task[] }
+  | { thread: string; status: 'finished'; values: Record<string, unknown> };
+
+export type GraphWorkerEvent = 'listening' | 'claimed' | 'parked' | 'resuming' | 'finished' | 'lost' | 'failed' | 'connection_lost';
+
+export interface GraphWorkerOptions {
+  /** a graph compiled with a WorklistSaver as its checkpointer */
+  graph: { checkpointer?: unknown; invoke(input: unknown, config?: RunnableConfig): Promise<unknown>; getState(config: RunnableConfig): Promise<unknown> };
+  /** the holder of the leases this worker takes */
+  holder: string;
+  /** lease ttl (default 30000) */
+  ttlMs?: number;
+  /** how often run() looks for work when no notification came (default 1000) */
+  pollMs?: number;
+  /** merged into every invoke's config (thread_id and signal are the worker's) */
+  config?: RunnableConfig;
+  /** the park_request of its parks (default 'langgraph-interrupt') */
+  parkRequest?: string;
+  onEvent?: (name: GraphWorkerEvent, event: { thread?: string; error?: Error; tasks?: Task[]; values?: Record<string, unknown>; fence?: bigint }) => void;
+}
+
+export class GraphWorker {
+  constructor(options: GraphWorkerOptions);
+  /** a new thread from `input`, until it finishes or is parked on tasks; null when leased by another holder */
+  start(threadId: string, input: unknown): Promise<GraphStep | null>;
+  /** the next claimable run (claim_next_run), carried on; null when there is none */
+  runOnce(): Promise<GraphStep | null>;
+  /** runOnce until `signal` aborts, woken by the tenant's notifications */
+  run(options?: { signal?: AbortSignal }): Promise<void>;
+}

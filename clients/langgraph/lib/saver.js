@@ -292,12 +292,15 @@ export class WorklistSaver extends BaseCheckpointSaver {
 
   // Lease mode: takes the thread's run with claim_run and renews it; until
   // released, every write of that thread carries its fence.  Null when
-  // somebody else holds an unexpired lease.
-  async lease(threadId, { holder, ttlMs = 30000, renewFraction = 1 / 3 } = {}) {
+  // somebody else holds an unexpired lease.  `claimed` (a row of
+  // claim_next_run, whose claim was sent at `claimedAt`) adopts a lease
+  // taken already instead.
+  async lease(threadId, { holder, ttlMs = 30000, renewFraction = 1 / 3, claimed = null, claimedAt = Date.now() } = {}) {
     const run = threadRun(threadId);
     if (this.leases.has(run)) throw new InvalidConfigError(`thread ${describe(run)} is already leased by this saver`);
     const lease = new ThreadLease(this, run, { holder, ttlMs, renewFraction });
-    if (!(await lease.claim())) return null;
+    if (claimed) lease.adopt(claimed, claimedAt);
+    else if (!(await lease.claim())) return null;
     this.leases.set(run, lease);
     lease.onEnd = () => {
       if (this.leases.get(run) === lease) this.leases.delete(run);

@@ -97,3 +97,16 @@ export const PUT_WRITES = `SELECT worklist.put_writes($2, $3, $4, $5, $6, $7::in
 // $2 project, $3 session, $4 run, $5 fence
 export const DELETE_THREAD = `SELECT worklist.delete_run($2, $3, $4, fence => $5::bigint) AS n
   FROM ${TENANT} WHERE s.tenant IS NOT NULL`;
+
+// A park on a checkpoint the saver wrote (interrupts as tasks): park_run
+// writes it again as it is (body, metadata, parent), awaiting the tasks,
+// and ends the lease.
+// $2 project, $3 session, $4 run, $5 checkpoint id, $6 tasks, $7 fence,
+// $8 park request
+export const PARK = `SELECT p.checkpoint_id, p.park_resolved_at IS NOT NULL AS resolved
+  FROM ${TENANT}
+ CROSS JOIN LATERAL worklist.read_checkpoint($2, $3, $4, $5) c
+ CROSS JOIN LATERAL worklist.park_run(c.project, c.session, c.run, c.checkpoint_id, $6::text[],
+         fence => $7::bigint, body => c.body, park_request => $8::text, metadata => c.metadata,
+         parent_checkpoint_id => c.parent_checkpoint_id) p
+ WHERE s.tenant IS NOT NULL AND c.checkpoint_id IS NOT NULL`;
