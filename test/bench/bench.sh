@@ -29,8 +29,13 @@
 #   tickets     report and ticket_state on tickets with 10 and 1,000 events
 #   peers       worklist, graphile-worker and pg-boss from Node.js, 8 workers,
 #               one job taken and finished per unit, a backlog of 200k jobs
-#               (installed with npm under $WORK; skipped without npm)
-#   snapshot    the cycle at 8 clients over 200k tasks in 8-second windows,
+#               (installed with npm under $WORK; skipped without npm); also
+#               worklist with notifications off, and the other processes'
+#               share of the machine's CPU during each run
+#   batch       claim_many(10) and claim_many(100), each batch then finished
+#               by one complete_many, from the same Node.js workers, against
+#               claim_next + complete and the peers' batched modes
+#   snapshot    the cycle at 8 clients over 200k tasks in 8-second windows (3),
 #               with a REPEATABLE READ snapshot held during the first three
 #               and without; the floor the same way
 #   claim_run   claim_run latency (median, 99th percentile) with jit on and
@@ -39,9 +44,9 @@
 #               a commit to its notification on the tenant's channel
 #   retention   table size and cycle throughput over a steady load, with a
 #               retention of 5 seconds and without, the sweeper running
-#   sweeper     the sweeper's tick with 10 tenants vs 1M (or 100k) with
+#   sweeper     the sweeper's tick with 10 tenants vs 1M (20k with --quick) with
 #               nothing due; the expiry delay of a small tenant's task while
-#               another tenant has 1M overdue rows
+#               another tenant has 1M (200k) overdue rows
 #   langgraph   a LangGraph graph of 5 nodes over a growing message list, 8
 #               threads of 200 steps (50 with --quick), on WorklistSaver
 #               (clients/langgraph, fenced) vs PostgresSaver: steps/s, step
@@ -53,8 +58,9 @@
 # 5); throughput is pgbench's tps, latency the median and 99th percentile
 # of its per-transaction log; the table shows the median over the runs.
 # Peak memory of the server's client backends is sampled every half second.
-# --quick: one 3-second run per row, 1 and 8 clients, smaller data, shorter
-# steady loads.  Numbers on a shared machine are noisy: read the ratios,
+# --quick: one 2-second run per row, 1 and 8 clients, smaller data, shorter
+# steady loads and windows: a smoke run of under five minutes.  Numbers on
+# a shared machine are noisy: read the ratios,
 # not the times.  BENCHMARKS.md explains the table.
 #
 set -Eeuo pipefail
@@ -64,7 +70,7 @@ set -Eeuo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PATH="$PGBIN:$PATH"
 
-WORKLOADS=cycle,race,checkpoint,renew,sweep,listing,tickets,peers,snapshot,claim_run,notify,retention,sweeper,langgraph
+WORKLOADS=cycle,race,checkpoint,renew,sweep,listing,tickets,peers,batch,snapshot,claim_run,notify,retention,sweeper,langgraph
 QUICK=0
 DURATION=
 RUNS=
@@ -77,7 +83,7 @@ while (($#)); do
 		--runs) RUNS=$2; shift ;;
 		--clients) CLIENTS=$2; shift ;;
 		--only) ONLY=$2; shift ;;
-		-h|--help) sed -n '3,58p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		-h|--help) awk 'NR > 2 && !/^#/ {exit} NR > 2 {sub(/^# ?/, ""); print}' "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) echo "bench.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -87,33 +93,34 @@ for w in ${ONLY//,/ }; do
 done
 
 if ((QUICK)); then
-	: "${DURATION:=3}" "${RUNS:=1}" "${CLIENTS:=1 8}"
+	: "${DURATION:=2}" "${RUNS:=1}" "${CLIENTS:=1 8}"
 	RUNS_N=20000 SETTLED_SMALL=10000 SETTLED_BIG=100000
-	TICKETS=16 SHARED_BUFFERS=256MB
-	PEER_SECONDS=5 HELD_AFTER=1 RET_SECONDS=40 RET_ROUNDS=1
-	TICK_TENANTS=100000 TICK_SAMPLES=5 FAIR_PROBES=3
+	TICKETS=8 SHARED_BUFFERS=256MB FAIR_BACKLOG=200000
+	PEER_SECONDS=2 PEER_BACKLOG=100000 BATCH_BACKLOG=250000
+	HELD_AFTER=1 HELD_WINDOW=3 RET_SECONDS=8 RET_ROUNDS=1
+	TICK_TENANTS=20000 TICK_SAMPLES=5 FAIR_PROBES=3 QUEUE=30000 HELD_QUEUE=100000
 else
 	: "${DURATION:=5}" "${RUNS:=3}" "${CLIENTS:=1 4 8}"
 	RUNS_N=100000 SETTLED_SMALL=100000 SETTLED_BIG=1000000
-	TICKETS=48 SHARED_BUFFERS=1GB
-	PEER_SECONDS=10 HELD_AFTER=2 RET_SECONDS=300 RET_ROUNDS=2
+	TICKETS=48 SHARED_BUFFERS=1GB FAIR_BACKLOG=1000000
+	PEER_SECONDS=10 PEER_BACKLOG=200000 BATCH_BACKLOG=700000
+	HELD_AFTER=2 HELD_WINDOW=8 RET_SECONDS=300 RET_ROUNDS=2 HELD_QUEUE=200000
 	TICK_TENANTS=1000000 TICK_SAMPLES=15 FAIR_PROBES=5
 fi
-# The queue of the cycle rows: 100k open tasks, more for long runs, so that
-# a run never drains it (reloaded before every run).
-QUEUE=$((DURATION > 5 ? 20000 * DURATION : 100000))
+# The queue of the cycle rows: 100k open tasks (30k with --quick), more
+# for long runs, so that a run never drains it (reloaded before every run).
+: "${QUEUE:=100000}"
+((DURATION <= 5)) || QUEUE=$((20000 * DURATION))
 DUE=1000			# overdue tasks per sweep
 SWEEP_REPS=$((QUICK ? 3 : 7))
 MAXC=0
 for c in $CLIENTS; do ((c > MAXC)) && MAXC=$c; done
 ((TICKETS % 8 == 0)) || { echo "bench.sh: TICKETS must be a multiple of 8" >&2; exit 2; }
-PEER_BACKLOG=200000		# jobs waiting in each peer's queue at the start of a run
 PEER_WORKERS=8
-HELD_QUEUE=200000		# the snapshot rows' queue
-HELD_DURING=3			# 8-second windows with the snapshot held
+HELD_DURING=3			# windows (of $HELD_WINDOW seconds) with the snapshot held
 RET_BACKLOG=20000		# open tasks of the retention load
 RET_KEEP='5 seconds'	# the retention of settled tasks
-FAIR_BACKLOG=1000000	# overdue rows of the big tenant
+# FAIR_BACKLOG: overdue rows of the big tenant
 FAIR_TIMEOUT=30			# seconds the small tenant's tasks are waited for
 
 wants() { [[ ,$ONLY, == *,$1,* ]]; }
@@ -527,10 +534,11 @@ if wants tickets; then
 	done
 fi
 
-# --- peers ------------------------------------------------------------------
+# --- peers and batch ----------------------------------------------------------
 # What each run cost, to peer_cost.tsv: the jobs finished from the start of
-# the warm-up to the end, the CPU time of the server and of the client, and
-# the WAL written (bytes, full-page images; pg_stat_wal, all processes).
+# the warm-up to the end, the CPU time of the server and of the client, the
+# WAL written (bytes, full-page images; pg_stat_wal, all processes), and the
+# share of the machine's CPU time that other processes used meanwhile.
 # server_cpu: seconds of CPU used by the server's processes that have ended
 # (the postmaster's children once reaped: the backends of a client that
 # disconnected, and any autovacuum worker that ended meanwhile)
@@ -538,48 +546,101 @@ server_cpu() {
 	awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($16 + $17) / hz}' \
 		"/proc/$(head -1 "$DATA/postmaster.pid")/stat"
 }
+# busy_cpu: "WALL BUSY TREE": the uptime, the CPU seconds every process of
+# the machine has used (/proc/stat: all but idle and iowait), and those used
+# by the server's whole process tree (the postmaster, its living children
+# and the children it has reaped)
+busy_cpu() {
+	local pm
+	pm=$(head -1 "$DATA/postmaster.pid")
+	# (a process may end between the glob and the read: cat fails then)
+	{ cat /proc/uptime; head -1 /proc/stat; cat "/proc/$pm/stat" /proc/[0-9]*/stat 2>/dev/null || true; } |
+		awk -v hz="$(getconf CLK_TCK)" -v pm="$pm" '
+			NR == 1 { wall = $1; next }
+			NR == 2 { busy = 0; for (i = 2; i <= 9; i++) if (i != 5 && i != 6) busy += $i; next }
+			{
+				# the fields after the command, which may hold spaces
+				sub(/^[0-9]+ \(.*\) /, "")
+				if (NR == 3) tree += $12 + $13 + $14 + $15
+				else if ($2 == pm) tree += $12 + $13 + $14 + $15
+			}
+			END { printf "%s %.2f %.2f\n", wall, busy / hz, tree / hz }'
+}
 TIMEFORMAT='%3U %3S'
 
-# Each round runs every mode once, in the same order; before each run the
-# mode's backlog is brought to $PEER_BACKLOG jobs and vacuumed.
-if wants peers; then
+# peer_run MODE RUN: one run of peers.js in MODE after bringing its backlog
+# up and vacuuming; prints the rate
+peer_run() {
+	local mode=$1 r=$2 n=$PEER_BACKLOG cpu0 cpu1 wal0 wal1 b0 b1 units secs rate med p99 all cu cs
+	[[ $mode == *.batched || $mode == worklist.many* ]] && n=$BATCH_BACKLOG
+	echo "setup 0" >"$B/phase"
+	case $mode in
+		worklist*) psql_ -c "SELECT bench.load_jobs($n, 'peer')" >/dev/null ;;
+		*) "$NODE" "$NODE_DIR/peers.js" load "${mode%%.*}" "$n" ;;
+	esac
+	vacuumdb -q -z -d bench
+	settle
+	echo "peer.$mode $PEER_WORKERS" >"$B/phase"
+	# CPU time: the client's, and the server's spent by the processes that
+	# ended with the run (see server_cpu)
+	cpu0=$(server_cpu)
+	b0=$(busy_cpu)
+	wal0=$(val -c 'SELECT wal_bytes, wal_fpi FROM pg_catalog.pg_stat_wal')
+	{ time "$NODE" "$NODE_DIR/peers.js" run "$mode" "$PEER_SECONDS" "$PEER_WORKERS" \
+		>"$B/peer.out" 2>"$B/peer.err"; } 2>"$B/peer.time" \
+		|| { cat "$B/peer.err" >&2; echo "bench.sh: peers.js failed for $mode" >&2; exit 1; }
+	sleep 0.5
+	cpu1=$(server_cpu)
+	b1=$(busy_cpu)
+	wal1=$(val -c 'SELECT wal_bytes, wal_fpi FROM pg_catalog.pg_stat_wal')
+	read -r units secs rate med p99 all <"$B/peer.out"
+	read -r cu cs <"$B/peer.time"
+	result "peer.$mode" "$PEER_WORKERS" "$r" "$rate" "$med" "$p99"
+	# others: the machine's busy CPU time less the server's and the
+	# client's, as a share of all the CPU time there was
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "peer.$mode" "$r" "$all" \
+		"$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN {print b - a}')" \
+		"$(awk -v u="$cu" -v s="$cs" 'BEGIN {print u + s}')" \
+		"$(awk -v a="$wal0" -v b="$wal1" 'BEGIN {split(a, x, "|"); split(b, y, "|");
+			print y[1] - x[1] "\t" y[2] - x[2]}')" \
+		"$(awk -v a="$b0" -v b="$b1" -v u="$cu" -v s="$cs" -v n="$(nproc)" 'BEGIN {
+			split(a, x, " "); split(b, y, " ");
+			o = (y[2] - x[2]) - (y[3] - x[3]) - (u + s);
+			if (o < 0) o = 0;
+			print 100 * o / ((y[1] - x[1]) * n)}')" >>"$B/peer_cost.tsv"
+	say "peer.$mode  run=$r  $units jobs in ${secs}s: $rate jobs/s  median=${med}ms"
+	PEER_RATE=$rate
+}
+
+# Each round runs every mode once, in the same order.  peers: worklist's
+# claim_next + complete (notifications on and off) and the peers' default
+# and batched modes; batch: claim_many(10) and claim_many(100) with
+# complete_many, beside the unbatched cycle and the batched peers (run once
+# a round when both workloads are asked for).  peer.batched.faster is, per
+# round, the faster of the two batched peers.
+if wants peers || wants batch; then
 	if node_ready; then
+		modes=()
+		wants peers && modes+=(worklist worklist.notify_off graphile graphile.batched boss boss.batched)
+		wants batch && modes+=(worklist.many10 worklist.many100)
+		wants batch && ! wants peers && modes+=(worklist graphile.batched boss.batched)
 		quiesce
-		say "peers: $PEER_WORKERS workers, a backlog of $PEER_BACKLOG jobs, $PEER_SECONDS s per run"
+		say "peers: $PEER_WORKERS workers, a backlog of $PEER_BACKLOG jobs ($BATCH_BACKLOG for batches), $PEER_SECONDS s per run: ${modes[*]}"
 		for r in $(seq "$RUNS"); do
-			for mode in worklist graphile graphile.batched boss boss.batched; do
-				echo "setup 0" >"$B/phase"
-				case $mode in
-					worklist) psql_ -c "SELECT bench.load_queue('worklist', $PEER_BACKLOG, 'peer')" >/dev/null ;;
-					*) "$NODE" "$NODE_DIR/peers.js" load "${mode%%.*}" "$PEER_BACKLOG" ;;
-				esac
-				vacuumdb -q -z -d bench
-				settle
-				echo "peer.$mode $PEER_WORKERS" >"$B/phase"
-				# CPU time: the client's, and the server's spent by the
-				# processes that ended with the run (see server_cpu)
-				cpu0=$(server_cpu)
-				wal0=$(val -c 'SELECT wal_bytes, wal_fpi FROM pg_catalog.pg_stat_wal')
-				{ time "$NODE" "$NODE_DIR/peers.js" run "$mode" "$PEER_SECONDS" "$PEER_WORKERS" \
-					>"$B/peer.out" 2>"$B/peer.err"; } 2>"$B/peer.time" \
-					|| { cat "$B/peer.err" >&2; echo "bench.sh: peers.js failed for $mode" >&2; exit 1; }
-				sleep 0.5
-				cpu1=$(server_cpu)
-				wal1=$(val -c 'SELECT wal_bytes, wal_fpi FROM pg_catalog.pg_stat_wal')
-				read -r units secs rate med p99 all <"$B/peer.out"
-				read -r cu cs <"$B/peer.time"
-				result "peer.$mode" "$PEER_WORKERS" "$r" "$rate" "$med" "$p99"
-				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "peer.$mode" "$r" "$all" \
-					"$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN {print b - a}')" \
-					"$(awk -v u="$cu" -v s="$cs" 'BEGIN {print u + s}')" \
-					"$(awk -v a="$wal0" -v b="$wal1" 'BEGIN {split(a, x, "|"); split(b, y, "|");
-						print y[1] - x[1] "\t" y[2] - x[2]}')" >>"$B/peer_cost.tsv"
-				say "peer.$mode  run=$r  $units jobs in ${secs}s: $rate jobs/s  median=${med}ms"
+			declare -A rate=()
+			for mode in "${modes[@]}"; do
+				peer_run "$mode" "$r"
+				rate[$mode]=$PEER_RATE
 			done
+			result peer.batched.faster "$PEER_WORKERS" "$r" \
+				"$(awk -v a="${rate[graphile.batched]}" -v b="${rate[boss.batched]}" 'BEGIN {print (a > b ? a : b)}')" '\N' '\N'
+			unset rate
 		done
 		note "peers: $(cd "$NODE_DIR" && "$NODE" -p "const l = require('./package-lock.json').packages;
 			['graphile-worker', 'pg-boss', 'pg'].map(p => p + ' ' + l['node_modules/' + p].version).join(', ')
 			+ ', on Node.js ' + process.versions.node")"
+		busy=$(awk -F'\t' '$8 > 8 {n++} END {print n + 0}' "$B/peer_cost.tsv")
+		((busy == 0)) || note "peers: in $busy run(s) other processes used more than 8% of the machine's CPU time: not a quiet run, read its ratios with care"
 	else
 		note "peers: skipped: $NODE_WHY"
 	fi
@@ -666,17 +727,25 @@ fi
 
 # --- snapshot ---------------------------------------------------------------
 # held ROW SCHEMA HELD RUN: the cycle at $MAXC clients over $HELD_QUEUE
-# tasks for 8-second windows, the first $HELD_DURING of them (when HELD is
-# 1) while a REPEATABLE READ transaction that read the queue before the load
-# began stays open; records each window's tps as ROW.wN.
+# tasks in windows of $HELD_WINDOW seconds (8; 3 with --quick): window 0, then windows 1 to $HELD_DURING
+# during which (when HELD is 1) a REPEATABLE READ transaction that read the
+# queue as window 1 began stays open, then the windows after it ends;
+# records each window's tps as ROW.wN.  Window 0 is the snapshot row's own
+# baseline: the window before the snapshot.
 held() {
 	local row=$1 sch=$2 held=$3 r=$4
 	local windows=$((HELD_DURING + HELD_AFTER))
-	local dir=$LOGS/$row.r$r holder= i w tps lat
+	local dir=$LOGS/$row.r$r holder= i w tps lat t0
 	mkdir -p "$dir"
 	reset_queue "$sch" "$HELD_QUEUE"
-	rm -f "$B/release"
+	rm -f "$B/release" "$B/hold"
+	echo "$row $MAXC" >"$B/phase"
+	t0=$(date +%s.%N)
+	PGOPTIONS='-c worklist.tenant=cycle' pgbench -n -M prepared -c "$MAXC" -j $((MAXC < 2 ? 1 : 2)) \
+		-T $((HELD_WINDOW * (windows + 1) + 1)) --progress="$HELD_WINDOW" -f "$SCRIPTS/cycle_$sch.sql" bench >"$dir/out" 2>&1 &
+	local pgb=$!
 	if ((held)); then
+		sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v w="$HELD_WINDOW" 'BEGIN {d = t0 + w - now; print (d > 0 ? d : 0)}')"
 		PGAPPNAME=bench_holder psql -X -q -v ON_ERROR_STOP=1 >"$dir/holder" 2>&1 <<-SQL &
 			BEGIN ISOLATION LEVEL REPEATABLE READ;
 			SELECT count(*) FROM $sch.task WHERE tenant = 'cycle' AND state = 'open';
@@ -690,32 +759,27 @@ held() {
 			((i <= 100)) || { echo "bench.sh: the snapshot holder did not start:" >&2; cat "$dir/holder" >&2; exit 1; }
 			sleep 0.1
 		done
-	fi
-	echo "$row $MAXC" >"$B/phase"
-	PGOPTIONS='-c worklist.tenant=cycle' pgbench -n -M prepared -c "$MAXC" -j $((MAXC < 2 ? 1 : 2)) \
-		-T $((8 * windows + 1)) --progress=8 -f "$SCRIPTS/cycle_$sch.sql" bench >"$dir/out" 2>&1 &
-	local pgb=$!
-	if ((held)); then
-		sleep $((8 * HELD_DURING))
+		sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v n="$HELD_DURING" -v w="$HELD_WINDOW" 'BEGIN {d = t0 + w * (n + 1) - now; print (d > 0 ? d : 0)}')"
 		touch "$B/release"
 		wait "$holder" || { cat "$dir/holder" >&2; exit 1; }
 	fi
 	wait "$pgb" || { echo "bench.sh: pgbench failed for $row:" >&2; cat "$dir/out" >&2; exit 1; }
 	# "progress: 8.0 s, 1234.5 tps, lat 6.482 ms stddev ..."
-	w=0
+	w=-1
 	while read -r tps lat; do
 		((++w > windows)) && break
 		result "$row.w$w" "$MAXC" "$r" "$tps" "$lat" '\N'
 	done < <(sed -n 's/^progress: [0-9.]* s, \([0-9.]*\) tps, lat \([0-9.]*\) ms.*/\1 \2/p' "$dir/out")
-	((w >= windows)) || { echo "bench.sh: pgbench reported $w windows for $row:" >&2; cat "$dir/out" >&2; exit 1; }
-	say "$row  run=$r  tps by window: $(sed -n 's/^progress: \([0-9.]*\) s, \([0-9.]*\) tps.*/\2/p' "$dir/out" | head -"$windows" | tr '\n' ' ')"
+	((w >= windows)) || { echo "bench.sh: pgbench reported $((w + 1)) windows for $row:" >&2; cat "$dir/out" >&2; exit 1; }
+	say "$row  run=$r  tps by window: $(sed -n 's/^progress: \([0-9.]*\) s, \([0-9.]*\) tps.*/\2/p' "$dir/out" | head -"$((windows + 1))" | tr '\n' ' ')"
 }
 
 if wants snapshot; then
 	quiesce
-	say "snapshot: the cycle at $MAXC clients over $HELD_QUEUE tasks, a snapshot held for $HELD_DURING windows of 8 s"
+	say "snapshot: the cycle at $MAXC clients over $HELD_QUEUE tasks, a snapshot held for $HELD_DURING windows of $HELD_WINDOW s"
 	for r in $(seq "$RUNS"); do
-		for sch in worklist floor; do
+		# (the floor's rows are context, left out of --quick)
+		for sch in worklist $( ((QUICK)) || echo floor); do
 			held "held.$sch.none" "$sch" 0 "$r"
 			held "held.$sch.snapshot" "$sch" 1 "$r"
 		done
@@ -890,7 +954,7 @@ RATIOS=$B/ratios.tsv
 ratio() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RATIOS"; }
 N='\N'
 if wants cycle; then
-	ratio 'cycle / ceiling' cycle.worklist ceiling tps '>=' 0.45 "$MAXC"
+	ratio 'cycle / ceiling' cycle.worklist ceiling tps $N $N $N
 	ratio 'cycle / floor' cycle.worklist cycle.floor tps '>=' 1.5 "$MAXC"
 	ratio 'statements alone / ceiling' cycle.sql ceiling tps $N $N $N
 	ratio 'statements alone, two indexes / ceiling' cycle.sql.minimal ceiling tps $N $N $N
@@ -922,6 +986,15 @@ if wants peers; then
 	ratio 'worklist / pg-boss, fetch + complete per job' peer.worklist peer.boss tps '>=' 1.8 "$PEER_WORKERS"
 	ratio 'worklist / graphile-worker, local queue + batched completion' peer.worklist peer.graphile.batched tps $N $N $N
 	ratio 'worklist / pg-boss, batches of 100' peer.worklist peer.boss.batched tps $N $N $N
+	ratio 'worklist, notify on / off (Node.js clients)' peer.worklist peer.worklist.notify_off tps '>=' 0.95 "$PEER_WORKERS"
+fi
+if wants batch; then
+	ratio 'claim_many(100) + complete_many / the faster batched peer' peer.worklist.many100 peer.batched.faster tps '>=' 1.0 "$PEER_WORKERS"
+	ratio 'claim_many(10) + complete_many / the faster batched peer' peer.worklist.many10 peer.batched.faster tps $N $N $N
+	ratio 'claim_many(100) + complete_many / claim_next + complete' peer.worklist.many100 peer.worklist tps $N $N $N
+	ratio 'claim_many(10) + complete_many / claim_next + complete' peer.worklist.many10 peer.worklist tps $N $N $N
+	ratio 'claim_many(100) + complete_many / graphile-worker, batched' peer.worklist.many100 peer.graphile.batched tps $N $N $N
+	ratio 'claim_many(100) + complete_many / pg-boss, batches of 100' peer.worklist.many100 peer.boss.batched tps $N $N $N
 fi
 if wants langgraph; then
 	ratio 'LangGraph steps/s, WorklistSaver fenced / PostgresSaver' lg.worklist lg.postgres tps '>=' 1.2 "$LG_THREADS"
@@ -930,6 +1003,8 @@ if wants langgraph; then
 fi
 if wants snapshot; then
 	ratio 'cycle, snapshot held / none, 3rd window' held.worklist.snapshot.w3 held.worklist.none.w3 tps '>=' 0.8 "$MAXC"
+	ratio 'cycle, snapshot held 3rd window / the window before it' held.worklist.snapshot.w3 held.worklist.snapshot.w0 tps '>=' 0.8 "$MAXC"
+	ratio 'floor, snapshot held 3rd window / the window before it' held.floor.snapshot.w3 held.floor.snapshot.w0 tps $N $N $N
 	ratio 'floor, snapshot held / none, 3rd window' held.floor.snapshot.w3 held.floor.none.w3 tps $N $N $N
 	last=$((HELD_DURING + HELD_AFTER))
 	ratio "cycle, snapshot ended / none, window $last" "held.worklist.snapshot.w$last" "held.worklist.none.w$last" tps $N $N $N
@@ -966,8 +1041,8 @@ psql_ -d postgres <<-SQL
 	CREATE TEMP TABLE sizes (row text, run int, point text, v bigint);
 	\copy sizes FROM '$B/sizes.tsv'
 	CREATE TEMP TABLE peer_cost (n serial, row text, run int, jobs bigint, server float8, client float8,
-	                             wal float8, fpi float8);
-	\copy peer_cost (row, run, jobs, server, client, wal, fpi) FROM '$B/peer_cost.tsv'
+	                             wal float8, fpi float8, others float8);
+	\copy peer_cost (row, run, jobs, server, client, wal, fpi, others) FROM '$B/peer_cost.tsv'
 	CREATE TEMP TABLE lg_cost (n serial, row text, run int, steps bigint, bytes float8, wal float8, fpi float8,
 	                           server float8, client float8, sent float8, puts float8, writes float8, reads float8,
 	                           tuples float8);
@@ -988,8 +1063,8 @@ psql_ -d postgres <<-SQL
 	SELECT EXISTS (SELECT FROM med WHERE row NOT LIKE 'held.%' AND row NOT LIKE 'sweeper.%') AS rows \gset
 	\if :rows
 	\echo
-	\echo 'Throughput (transactions per second; a cycle is claim_next + complete, a peer'
-	\echo 'unit one job taken and finished) and latency in ms (median and 99th'
+	\echo 'Throughput (transactions per second; a cycle is claim_next + complete; a peer'
+	\echo 'row is jobs finished per second) and latency in ms (median and 99th'
 	\echo 'percentile), medians over the runs; peak memory of one client backend (RSS'
 	\echo 'counts the shared buffers it touched; anon is its private memory).'
 	SELECT m.row AS "row", m.clients AS "clients", m.runs AS "runs",
@@ -1021,8 +1096,27 @@ psql_ -d postgres <<-SQL
 	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 1e6 * server / jobs)) AS "server us",
 	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 1e6 * client / jobs)) AS "client us",
 	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY wal / jobs)) AS "WAL bytes",
-	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 100 * fpi / jobs)::numeric, 1) AS "page images per 100 jobs"
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY 100 * fpi / jobs)::numeric, 1) AS "page images per 100 jobs",
+	       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY others)::numeric, 1) AS "others' CPU %",
+	       round(max(others)::numeric, 1) AS "others' CPU %, most"
 	  FROM peer_cost WHERE jobs > 0 GROUP BY row ORDER BY min(n);
+	\echo
+	\echo 'Peers: WAL per job, ratios of the medians above (lower is better).'
+	CREATE TEMP VIEW peer_wal AS
+		SELECT row, percentile_cont(0.5) WITHIN GROUP (ORDER BY wal / jobs) AS wal,
+		       percentile_cont(0.5) WITHIN GROUP (ORDER BY fpi / jobs) AS fpi
+		  FROM peer_cost WHERE jobs > 0 GROUP BY row;
+	SELECT m.what AS "ratio", round((n.wal / d.wal)::numeric, 2) AS "WAL bytes",
+	       round((n.fpi / nullif(d.fpi, 0))::numeric, 2) AS "page images", m.target AS "target",
+	       CASE WHEN m.target IS NULL THEN '' WHEN n.wal / d.wal <= 2 THEN 'met' ELSE 'MISSED' END AS "verdict"
+	  FROM (VALUES (1, 'claim_next + complete / graphile-worker, default runner', 'peer.worklist', 'peer.graphile', '<= 2'),
+	               (2, 'claim_next + complete / pg-boss, fetch + complete per job', 'peer.worklist', 'peer.boss', NULL),
+	               (3, 'claim_many(100) + complete_many / graphile-worker, batched', 'peer.worklist.many100', 'peer.graphile.batched', NULL),
+	               (4, 'claim_many(100) + complete_many / pg-boss, batches of 100', 'peer.worklist.many100', 'peer.boss.batched', NULL),
+	               (5, 'claim_many(100) + complete_many / claim_next + complete', 'peer.worklist.many100', 'peer.worklist', NULL))
+	       m(ord, what, num, den, target)
+	  JOIN peer_wal n ON n.row = m.num JOIN peer_wal d ON d.row = m.den
+	 ORDER BY m.ord;
 	\endif
 
 	SELECT EXISTS (SELECT FROM lg_cost WHERE steps > 0) AS lg_cost \gset
@@ -1069,11 +1163,11 @@ psql_ -d postgres <<-SQL
 	\if :held
 	\echo
 	\echo 'Held snapshot: the cycle, $MAXC clients, over $HELD_QUEUE tasks: tps in consecutive'
-	\echo '8-second windows (medians over the runs); in the "snapshot" rows a REPEATABLE READ'
-	\echo 'transaction that read the queue before the load began stays open during windows'
-	\echo '1 to $HELD_DURING and ends as window $((HELD_DURING + 1)) begins.'
+	\echo '$HELD_WINDOW-second windows (medians over the runs); in the "snapshot" rows a REPEATABLE READ'
+	\echo 'transaction that read the queue as window 1 began stays open during windows'
+	\echo '1 to $HELD_DURING and ends as window $((HELD_DURING + 1)) begins; window 0 is the window before it.'
 	SELECT regexp_replace(row, '\.w[0-9]+$', '') AS "row",
-	       $(for w in $(seq $((HELD_DURING + HELD_AFTER))); do
+	       $(for w in $(seq 0 $((HELD_DURING + HELD_AFTER))); do
 	             printf 'round(max(tps) FILTER (WHERE w = %s)) AS "window %s", ' "$w" "$w"
 	         done) max(runs) AS "runs"
 	  FROM (SELECT row, substring(row FROM '\.w([0-9]+)$')::int AS w, min(n) AS n, count(*) AS runs,
@@ -1186,8 +1280,8 @@ Queue $QUEUE open tasks (reloaded before every cycle run; ceiling on $QUEUE rows
 race: 10 tasks; checkpoint: one run per client, 20 checkpoint ids; listing: $RUNS_N runs;
 tickets: $TICKETS per group, report rolled back so every log keeps its length;
 sweep: $DUE overdue beside $SETTLED_SMALL / $SETTLED_BIG settled (two databases), $SWEEP_REPS timed sweeps each, after a VACUUM;
-peers: $PEER_WORKERS workers, backlog $PEER_BACKLOG, ${PEER_SECONDS} s per run after 2 s of warm-up;
-snapshot: $HELD_QUEUE tasks, $((HELD_DURING + HELD_AFTER)) windows of 8 s; retention: $RET_ROUNDS round(s);
+peers and batch: $PEER_WORKERS workers, backlog $PEER_BACKLOG ($BATCH_BACKLOG for batched modes), ${PEER_SECONDS} s per run after 2 s of warm-up;
+snapshot: $HELD_QUEUE tasks, $((HELD_DURING + HELD_AFTER + 1)) windows of $HELD_WINDOW s; retention: $RET_ROUNDS round(s);
 sweeper: $TICK_SAMPLES ticks each, $FAIR_PROBES tasks of the small tenant;
 langgraph: $LG_THREADS threads of $LG_STEPS steps per row, a database made for each row.
 EOF

@@ -47,6 +47,13 @@ $$;
 -- Ids of the tasks the retention load opens.
 CREATE SEQUENCE bench.keep_ids;
 
+-- Loads of a queue, numbered: each load's task ids are new (the load's
+-- number leads them), as a live queue's are, so that the history of
+-- tasks (worklist.task_log, which the reload does not empty) gets each
+-- load's events appended, not inserted among a previous load's events of
+-- the same ids.
+CREATE SEQUENCE bench.loads;
+
 -- Conflicts of the race workload, counted outside any transaction.
 CREATE SEQUENCE bench.conflicts_worklist;
 CREATE SEQUENCE bench.conflicts_floor;
@@ -78,17 +85,20 @@ $$;
 
 -- The queue of the cycle workload: n open tasks of tenant ten (by default
 -- "cycle") in schema sch (worklist, floor or minimal), after emptying that
--- schema's task table.  Several roles (one or two of reviewer, approver,
+-- schema's task table (and worklist's claims).  Several roles (one or two of reviewer, approver,
 -- legal), five priorities, half of them with a deadline a month away,
 -- distinct creation times.
 CREATE FUNCTION bench.load_queue(sch text, n int, ten text DEFAULT 'cycle') RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
 	EXECUTE format('TRUNCATE %I.task', sch);
+	IF sch = 'worklist' THEN
+		TRUNCATE worklist.task_claim;
+	END IF;
 	EXECUTE format($q$
 		INSERT INTO %I.task (tenant, id, case_id, roles, priority, payload,
 		                     due_at, created_at)
-		SELECT $2, 't' || lpad(i::text, 7, '0'), 'case' || (i / 3),
+		SELECT $2, 't' || $3 || '.' || lpad(i::text, 7, '0'), 'case' || (i / 3),
 		       CASE i %% 4 WHEN 0 THEN '{reviewer}'::text[]
 		                   WHEN 1 THEN '{approver}'
 		                   WHEN 2 THEN '{reviewer,approver}'
@@ -97,8 +107,21 @@ BEGIN
 		       jsonb_build_object('doc', 'd' || i, 'amount', i %% 1000),
 		       CASE WHEN i %% 2 = 0 THEN now() + interval '30 days' END,
 		       now() - interval '1 hour' + i * interval '1 ms'
-		  FROM generate_series(1, $1) i$q$, sch) USING n, ten;
+		  FROM generate_series(1, $1) i$q$, sch) USING n, ten, nextval('bench.loads');
 END
+$$;
+
+-- The backlog of worklist's peer rows: n open tasks of tenant ten shaped
+-- like the jobs the peers' rows load (peers.js): one role, one priority,
+-- no deadline, a payload of {"i": i}, created in order, after emptying
+-- worklist.task.
+CREATE FUNCTION bench.load_jobs(n int, ten text) RETURNS void
+LANGUAGE sql AS $$
+	TRUNCATE worklist.task, worklist.task_claim;
+	INSERT INTO worklist.task (tenant, id, case_id, roles, payload, created_at)
+	SELECT ten, 'j' || l || '.' || lpad(i::text, 7, '0'), 'job' || i, '{reviewer}',
+	       jsonb_build_object('i', i), now() - interval '1 hour' + i * interval '1 ms'
+	  FROM generate_series(1, n) i, nextval('bench.loads') l;
 $$;
 
 -- The ten tasks of the race workload, in both schemas.
@@ -162,7 +185,7 @@ LANGUAGE sql AS $$
 	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at)
 	SELECT 'idle' || lpad(i::text, 7, '0'), 't1', 'case', '{reviewer}',
 	       now() + interval '30 days'
-	  FROM generate_series(1, n) i;
+	  FROM generate_series(1, n) i, nextval('bench.loads') l;
 $$;
 
 -- A backlog for the sweeper: n open tasks of tenant ten, overdue by an hour
@@ -172,7 +195,7 @@ LANGUAGE sql AS $$
 	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at, created_at)
 	SELECT ten, 'o' || lpad(i::text, 7, '0'), 'case' || (i / 3), '{reviewer}',
 	       now() - interval '1 hour' + i * interval '1 ms', now() - interval '2 hours'
-	  FROM generate_series(1, n) i;
+	  FROM generate_series(1, n) i, nextval('bench.loads') l;
 $$;
 
 -- The sweeper of this database as worklist.sweeper_status shows it (pid,

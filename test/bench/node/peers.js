@@ -1,8 +1,8 @@
-// peers.js -- the peer rows of the benchmark (bench.sh, workload "peers"):
-// one job taken and finished per unit, by 8 workers in one Node.js process,
-// for worklist (claim_next then complete over a pg pool of 8), graphile-worker
-// and pg-boss, each in the mode its documentation starts from and in its
-// recommended batched mode.
+// peers.js -- the peer rows of the benchmark (bench.sh, workloads "peers"
+// and "batch"): jobs taken and finished by 8 workers in one Node.js
+// process, for worklist (claim_next then complete over a pg pool of 8, or
+// claim_many then complete_many), graphile-worker and pg-boss, each in the
+// mode its documentation starts from and in its recommended batched mode.
 //
 //   node peers.js load SYSTEM N
 //       bring the backlog of SYSTEM (graphile or boss) to N jobs waiting
@@ -14,9 +14,13 @@
 //       client); all is the number of jobs finished from the start of the
 //       warm-up to the end of the run, what bench.sh divides CPU time by
 //
-// MODE: worklist, graphile (the default runner), graphile.batched (a local
-// queue and grouped completions), boss (fetch + complete per job),
-// boss.batched (fetch and complete in batches of BOSS_BATCH).
+// MODE: worklist (claim_next + complete per job), worklist.notify_off (the
+// same with worklist.notify = off for its sessions), worklist.many10 and
+// worklist.many100 (claim_many of 10 or 100 tasks, then complete_many of
+// them: two statements, two commits, per batch), graphile (the default
+// runner), graphile.batched (a local queue and grouped completions), boss
+// (fetch + complete per job), boss.batched (fetch and complete in batches
+// of BOSS_BATCH).
 //
 // Units are counted in the database, not by the clients: the number of
 // jobs not yet finished, read at the start and at the end of the measured
@@ -126,30 +130,58 @@ async function loadBoss(n) {
 // A per-job client times each unit (take + finish) that ends after
 // `from` (set when the measured part begins).
 
-async function startWorklist(workers) {
-	const pool = newPool({ max: workers, options: `-c worklist.tenant=${TENANT}` });
+// options: notify (false: worklist.notify = off), batch (0: claim_next +
+// complete; n: claim_many(n) + complete_many)
+async function startWorklist(workers, { notify = true, batch = 0 } = {}) {
+	const options = `-c worklist.tenant=${TENANT}` + (notify ? '' : ' -c worklist.notify=off');
+	const pool = newPool({ max: workers, options });
 	const state = { stopping: false, from: Infinity, timed: [], dry: false };
+	const single = async (actor) => {
+		const got = await pool.query({
+			name: 'claim',
+			text: "SELECT (worklist.claim_next($1, '{reviewer,approver,legal}')).id",
+			values: [actor],
+		});
+		const id = got.rows[0].id;
+		if (id === null)
+			return 0;
+		await pool.query({
+			name: 'complete',
+			text: `SELECT worklist.complete($1, $2, '{"approved": true}')`,
+			values: [id, actor],
+		});
+		return 1;
+	};
+	// Each claim of the batch is committed (and listed by held() and
+	// claims()) before the worker starts it; complete_many's return is
+	// the durable completion of all of them.  Nothing is held in the
+	// client that the database does not know about.
+	const many = async (actor) => {
+		const got = await pool.query({
+			name: 'claim_many',
+			text: "SELECT id FROM worklist.claim_many($1, '{reviewer,approver,legal}', $2)",
+			values: [actor, batch],
+		});
+		const ids = got.rows.map((r) => r.id);
+		if (ids.length === 0)
+			return 0;
+		await pool.query({
+			name: 'complete_many',
+			text: 'SELECT count(*) FROM worklist.complete_many($1, $2, $3::jsonb[])',
+			values: [actor, ids, ids.map(() => '{"approved": true}')],
+		});
+		return ids.length;
+	};
 	const loop = async (w) => {
 		const actor = `w${w}`;
 		while (!state.stopping) {
 			const t0 = now();
-			const got = await pool.query({
-				name: 'claim',
-				text: "SELECT (worklist.claim_next($1, '{reviewer,approver,legal}')).id",
-				values: [actor],
-			});
-			const id = got.rows[0].id;
-			if (id === null) {
+			if ((batch ? await many(actor) : await single(actor)) === 0) {
 				state.dry = true;
 				return;
 			}
-			await pool.query({
-				name: 'complete',
-				text: `SELECT worklist.complete($1, $2, '{"approved": true}')`,
-				values: [id, actor],
-			});
 			const t1 = now();
-			if (t0 >= state.from)
+			if (!batch && t0 >= state.from)
 				state.timed.push(t1 - t0);
 		}
 	};
@@ -226,13 +258,17 @@ async function startBoss(workers, batched) {
 
 async function runMode(mode, seconds, workers) {
 	const system = mode.split('.')[0];
-	const batched = mode.endsWith('.batched');
 	const start = {
 		worklist: () => startWorklist(workers),
-		graphile: () => startGraphile(workers, batched),
-		boss: () => startBoss(workers, batched),
-	}[system];
-	if (!start || (system === 'worklist' && batched))
+		'worklist.notify_off': () => startWorklist(workers, { notify: false }),
+		'worklist.many10': () => startWorklist(workers, { batch: 10 }),
+		'worklist.many100': () => startWorklist(workers, { batch: 100 }),
+		graphile: () => startGraphile(workers, false),
+		'graphile.batched': () => startGraphile(workers, true),
+		boss: () => startBoss(workers, false),
+		'boss.batched': () => startBoss(workers, true),
+	}[mode];
+	if (!start)
 		throw new Error(`unknown mode: ${mode}`);
 
 	const counter = new pg.Client(connection());
@@ -254,7 +290,7 @@ async function runMode(mode, seconds, workers) {
 	const after = await unfinished();
 	await counter.end();
 
-	if (state.dry)
+	if (state.dry || u1 === 0)
 		throw new Error(`the backlog of ${system} ran dry; load more jobs or shorten the run`);
 	const units = u0 - u1;
 	const elapsed = (t1 - t0) / 1000;
