@@ -35,6 +35,9 @@
 #   batch       claim_many(10) and claim_many(100), each batch then finished
 #               by one complete_many, from the same Node.js workers, against
 #               claim_next + complete and the peers' batched modes
+#   wal         the WAL of 16,000 cycles (4,000 with --quick) at 8 clients,
+#               by record type (pg_waldump --stats=record), per cycle, over
+#               a backlog of jobs like the peers' and over the cycle's queue
 #   snapshot    the cycle at 8 clients over 200k tasks in 8-second windows (3),
 #               with a REPEATABLE READ snapshot held during the first three
 #               and without; the floor the same way
@@ -70,7 +73,7 @@ set -Eeuo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PATH="$PGBIN:$PATH"
 
-WORKLOADS=cycle,race,checkpoint,renew,sweep,listing,tickets,peers,batch,snapshot,claim_run,notify,retention,sweeper,langgraph
+WORKLOADS=cycle,race,checkpoint,renew,sweep,listing,tickets,peers,batch,wal,snapshot,claim_run,notify,retention,sweeper,langgraph
 QUICK=0
 DURATION=
 RUNS=
@@ -141,6 +144,7 @@ mkdir -p "$SOCK" "$LOGS"
 : >"$B/sizes.tsv"
 : >"$B/peer_cost.tsv"
 : >"$B/lg_cost.tsv"
+: >"$B/wal_records.tsv"
 : >"$B/notes.txt"
 
 # ---------------------------------------------------------------------------
@@ -549,20 +553,20 @@ server_cpu() {
 # busy_cpu: "WALL BUSY TREE": the uptime, the CPU seconds every process of
 # the machine has used (/proc/stat: all but idle and iowait), and those used
 # by the server's whole process tree (the postmaster, its living children
-# and the children it has reaped)
+# and the children it has reaped) and by this script's memory sampler
 busy_cpu() {
 	local pm
 	pm=$(head -1 "$DATA/postmaster.pid")
 	# (a process may end between the glob and the read: cat fails then)
 	{ cat /proc/uptime; head -1 /proc/stat; cat "/proc/$pm/stat" /proc/[0-9]*/stat 2>/dev/null || true; } |
-		awk -v hz="$(getconf CLK_TCK)" -v pm="$pm" '
+		awk -v hz="$(getconf CLK_TCK)" -v pm="$pm" -v sampler="${SAMPLER:-0}" '
 			NR == 1 { wall = $1; next }
 			NR == 2 { busy = 0; for (i = 2; i <= 9; i++) if (i != 5 && i != 6) busy += $i; next }
 			{
+				pid = $1
 				# the fields after the command, which may hold spaces
 				sub(/^[0-9]+ \(.*\) /, "")
-				if (NR == 3) tree += $12 + $13 + $14 + $15
-				else if ($2 == pm) tree += $12 + $13 + $14 + $15
+				if (NR == 3 || $2 == pm || pid == sampler) tree += $12 + $13 + $14 + $15
 			}
 			END { printf "%s %.2f %.2f\n", wall, busy / hz, tree / hz }'
 }
@@ -723,6 +727,47 @@ if wants langgraph; then
 	else
 		note "langgraph: skipped: $NODE_WHY"
 	fi
+fi
+
+# --- wal ----------------------------------------------------------------------
+# The WAL of claim_next + complete by record type: $WAL_JOBS cycles
+# (scripts/cycle_worklist.sql, pgbench, $PEER_WORKERS clients) right after a
+# checkpoint, over two backlogs: "jobs", shaped like the peer rows' (one
+# priority, no deadline: bench.load_jobs), and "queue", the cycle rows'
+# (five priorities, deadlines on half: bench.load_queue); pg_waldump
+# --stats=record between the insert positions before and after, per cycle,
+# to wal_records.tsv.
+WAL_JOBS=$((QUICK ? 4000 : 16000))
+if wants wal; then
+	quiesce
+	say "wal: the WAL of $WAL_JOBS cycles by record type, over a backlog of jobs and over the cycle's queue"
+	for shape in jobs queue; do
+		echo "setup 0" >"$B/phase"
+		case $shape in
+			jobs) psql_ -c "SELECT bench.load_jobs($((WAL_JOBS * 2)), 'peer')" >/dev/null ;;
+			queue) psql_ -c "SELECT bench.load_queue('worklist', $((WAL_JOBS * 2)), 'peer')" >/dev/null ;;
+		esac
+		psql_ -c 'VACUUM ANALYZE worklist.task' >/dev/null
+		settle
+		lsn0=$(val -c 'SELECT pg_catalog.pg_current_wal_insert_lsn()')
+		echo "wal.$shape $PEER_WORKERS" >"$B/phase"
+		PGOPTIONS='-c worklist.tenant=peer' pgbench -n -M prepared -c "$PEER_WORKERS" -j 2 \
+			-t $((WAL_JOBS / PEER_WORKERS)) -f "$SCRIPTS/cycle_worklist.sql" bench >"$LOGS/wal.$shape.out" 2>&1 \
+			|| { cat "$LOGS/wal.$shape.out" >&2; echo "bench.sh: pgbench failed for wal" >&2; exit 1; }
+		lsn1=$(val -c 'SELECT pg_catalog.pg_current_wal_insert_lsn()')
+		# "Heap/INSERT   23799 ( 17.51)   2402989 ( 18.94)   0 (  0.00)   2402989 ( 15.68)"
+		if "$PGBIN/pg_waldump" -p "$DATA/pg_wal" -s "$lsn0" -e "$lsn1" --stats=record \
+				>"$LOGS/wal_records.$shape.txt" 2>"$LOGS/waldump.err"; then
+			awk -v jobs="$WAL_JOBS" -v shape="$shape" '{ gsub(/\([^)]*\)/, "") }
+				$1 ~ /^[A-Za-z0-9]+\/[A-Za-z0-9_+]+$/ && NF == 5 {
+					printf "%s\t%s\t%s\t%s\t%s\n", shape, $1, $2 / jobs, $3 / jobs, $4 / jobs }' \
+				"$LOGS/wal_records.$shape.txt" >>"$B/wal_records.tsv"
+			say "wal.$shape: $(awk -F'\t' -v shape="$shape" '$1 == shape { t += $4 + $5 } END { printf "%.0f", t }' \
+				"$B/wal_records.tsv") bytes per cycle"
+		else
+			note "wal.$shape: pg_waldump failed: $(tail -1 "$LOGS/waldump.err")"
+		fi
+	done
 fi
 
 # --- snapshot ---------------------------------------------------------------
@@ -1119,6 +1164,31 @@ psql_ -d postgres <<-SQL
 	 ORDER BY m.ord;
 	\endif
 
+	CREATE TEMP TABLE wal_records (shape text, kind text, n float8, rec float8, fpi float8);
+	\copy wal_records FROM '$B/wal_records.tsv'
+	SELECT EXISTS (SELECT FROM wal_records) AS walrec \gset
+	\if :walrec
+	\echo
+	\echo 'WAL of claim_next + complete by record type ($WAL_JOBS cycles at $PEER_WORKERS clients after a'
+	\echo 'checkpoint, pg_waldump --stats=record), per cycle: records, their bytes and the'
+	\echo 'bytes of the full-page images they carry, over a backlog shaped like the peers'''
+	\echo 'jobs (one priority, no deadline) and over the cycle rows'' queue (five priorities,'
+	\echo 'deadlines on half).'
+	SELECT kind AS "record",
+	       round(max(n) FILTER (WHERE shape = 'jobs')::numeric, 2) AS "jobs: records",
+	       round(max(rec) FILTER (WHERE shape = 'jobs')) AS "jobs: bytes",
+	       round(max(fpi) FILTER (WHERE shape = 'jobs')) AS "jobs: images",
+	       round(max(n) FILTER (WHERE shape = 'queue')::numeric, 2) AS "queue: records",
+	       round(max(rec) FILTER (WHERE shape = 'queue')) AS "queue: bytes",
+	       round(max(fpi) FILTER (WHERE shape = 'queue')) AS "queue: images"
+	  FROM (SELECT * FROM wal_records
+	        UNION ALL
+	        SELECT shape, 'all', sum(n), sum(rec), sum(fpi) FROM wal_records GROUP BY shape) w
+	 GROUP BY kind
+	HAVING max(rec + fpi) >= 1
+	 ORDER BY kind = 'all', max(rec + fpi) DESC;
+	\endif
+
 	SELECT EXISTS (SELECT FROM lg_cost WHERE steps > 0) AS lg_cost \gset
 	\if :lg_cost
 	\echo
@@ -1273,7 +1343,7 @@ Every other setting is PostgreSQL's default, among them: $(val -d postgres -c "
 	                    'worklist.sweep_interval', 'worklist.sweep_batch']) WITH ORDINALITY AS s(name, ord)").
 Rows that change a setting for their own sessions: cycle.floor.generic
 (plan_cache_mode = force_generic_plan), claim_run.jit_off (jit = off),
-notify.off (worklist.notify = off).
+notify.off and peer.worklist.notify_off (worklist.notify = off).
 PostgreSQL: $(val -c 'SHOW server_version'); machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) memory.
 Rows: $DURATION s per pgbench run, $RUNS run(s) per row, pgbench -M prepared, clients: $CLIENTS.
 Queue $QUEUE open tasks (reloaded before every cycle run; ceiling on $QUEUE rows);
