@@ -36,7 +36,7 @@ CREATE TABLE minimal.task
 	(LIKE worklist.task INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE);
 ALTER TABLE minimal.task ADD PRIMARY KEY (tenant, id);
 CREATE INDEX task_claimable ON minimal.task (tenant, (- priority::int8), created_at, id)
-	WHERE state = 'open' OR (state = 'escalated' AND holder IS NULL);
+	WHERE settled_at IS NULL;
 DO $$
 BEGIN
 	EXECUTE (SELECT format('ALTER TABLE minimal.task SET (%s)', array_to_string(reloptions, ', '))

@@ -2,17 +2,20 @@
 -- run (src/task.c, "task.claim_next" and "task.complete"), sent by pgbench:
 -- no function call, no checks, and the claim always starts at the head of
 -- the queue (the lowest key), where claim_next starts when its tenant has
--- no hint (src/hint.c)
+-- no hint (src/hint.c).  The table's indexes tell pending rows by
+-- settled_at (the task layout of 0.4), so a claim is a HOT update; the
+-- claim row, the history and the notification the verbs also write are not
+-- here.
 WITH first AS MATERIALIZED (
        SELECT (- q.priority::int8), q.created_at, q.id FROM worklist.task q
         WHERE q.tenant = 'cycle'
-          AND (q.state = 'open' OR (q.state = 'escalated' AND q.holder IS NULL))
+          AND (q.settled_at IS NULL AND q.holder IS NULL)
           AND ROW((- q.priority::int8), q.created_at, q.id) >= ROW(-9223372036854775808, '-infinity'::timestamptz, '')
         ORDER BY (- q.priority::int8), q.created_at, q.id LIMIT 1),
      pick AS (
        SELECT q.id FROM worklist.task q
         WHERE q.tenant = 'cycle'
-          AND (q.state = 'open' OR (q.state = 'escalated' AND q.holder IS NULL))
+          AND (q.settled_at IS NULL AND q.holder IS NULL)
           AND ROW((- q.priority::int8), q.created_at, q.id) >= ROW(-9223372036854775808, '-infinity'::timestamptz, '')
           AND (q.roles && '{reviewer,approver,legal}'::text[]
                OR (q.state = 'escalated' AND q.escalation_roles && '{reviewer,approver,legal}'::text[]))
