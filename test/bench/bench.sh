@@ -38,7 +38,7 @@
 #   wal         the WAL of 16,000 cycles (4,000 with --quick) at 8 clients,
 #               by record type (pg_waldump --stats=record), per cycle, over
 #               a backlog of jobs like the peers' and over the cycle's queue
-#   snapshot    the cycle at 8 clients over 200k tasks in 8-second windows (3),
+#   snapshot    the cycle at 8 clients over 400k tasks in 8-second windows (3),
 #               with a REPEATABLE READ snapshot held during the first three
 #               and without; the floor the same way
 #   claim_run   claim_run latency (median, 99th percentile) with jit on and
@@ -107,7 +107,7 @@ else
 	RUNS_N=100000 SETTLED_SMALL=100000 SETTLED_BIG=1000000
 	TICKETS=48 SHARED_BUFFERS=1GB FAIR_BACKLOG=1000000
 	PEER_SECONDS=10 PEER_BACKLOG=200000 BATCH_BACKLOG=700000
-	HELD_AFTER=2 HELD_WINDOW=8 RET_SECONDS=300 RET_ROUNDS=2 HELD_QUEUE=200000
+	HELD_AFTER=2 HELD_WINDOW=8 RET_SECONDS=300 RET_ROUNDS=2 HELD_QUEUE=400000
 	TICK_TENANTS=1000000 TICK_SAMPLES=15 FAIR_PROBES=5
 fi
 # The queue of the cycle rows: 100k open tasks (30k with --quick), more
