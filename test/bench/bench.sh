@@ -63,8 +63,8 @@
 # Peak memory of the server's client backends is sampled every half second.
 # --quick: one 2-second run per row, 1 and 8 clients, smaller data, shorter
 # steady loads and windows: a smoke run of under five minutes.  Numbers on
-# a shared machine are noisy: read the ratios,
-# not the times.  BENCHMARKS.md explains the table.
+# a shared machine are noisy: read the ratios, not the times.
+# BENCHMARKS.md explains the table.
 #
 set -Eeuo pipefail
 
@@ -98,7 +98,7 @@ done
 if ((QUICK)); then
 	: "${DURATION:=2}" "${RUNS:=1}" "${CLIENTS:=1 8}"
 	RUNS_N=20000 SETTLED_SMALL=10000 SETTLED_BIG=100000
-	TICKETS=8 SHARED_BUFFERS=256MB FAIR_BACKLOG=200000
+	TICKETS=8 SHARED_BUFFERS=256MB FAIR_BACKLOG=200000	# overdue rows of the big tenant
 	PEER_SECONDS=2 PEER_BACKLOG=100000 BATCH_BACKLOG=250000
 	HELD_AFTER=1 HELD_WINDOW=3 RET_SECONDS=8 RET_ROUNDS=1
 	TICK_TENANTS=20000 TICK_SAMPLES=5 FAIR_PROBES=3 QUEUE=30000 HELD_QUEUE=100000
@@ -123,7 +123,6 @@ PEER_WORKERS=8
 HELD_DURING=3			# windows (of $HELD_WINDOW seconds) with the snapshot held
 RET_BACKLOG=20000		# open tasks of the retention load
 RET_KEEP='5 seconds'	# the retention of settled tasks
-# FAIR_BACKLOG: overdue rows of the big tenant
 FAIR_TIMEOUT=30			# seconds the small tenant's tasks are waited for
 
 wants() { [[ ,$ONLY, == *,$1,* ]]; }
@@ -573,7 +572,7 @@ busy_cpu() {
 TIMEFORMAT='%3U %3S'
 
 # peer_run MODE RUN: one run of peers.js in MODE after bringing its backlog
-# up and vacuuming; prints the rate
+# up and vacuuming; records it and leaves its rate in PEER_RATE
 peer_run() {
 	local mode=$1 r=$2 n=$PEER_BACKLOG cpu0 cpu1 wal0 wal1 b0 b1 units secs rate med p99 all cu cs
 	[[ $mode == *.batched || $mode == worklist.many* ]] && n=$BATCH_BACKLOG
@@ -772,25 +771,29 @@ fi
 
 # --- snapshot ---------------------------------------------------------------
 # held ROW SCHEMA HELD RUN: the cycle at $MAXC clients over $HELD_QUEUE
-# tasks in windows of $HELD_WINDOW seconds (8; 3 with --quick): window 0, then windows 1 to $HELD_DURING
-# during which (when HELD is 1) a REPEATABLE READ transaction that read the
-# queue as window 1 began stays open, then the windows after it ends;
-# records each window's tps as ROW.wN.  Window 0 is the snapshot row's own
-# baseline: the window before the snapshot.
+# tasks in windows of $HELD_WINDOW seconds (8; 3 with --quick): window 0,
+# then windows 1 to $HELD_DURING during which (when HELD is 1) a REPEATABLE
+# READ transaction that read the queue as window 1 began stays open, then
+# the windows after it ends; records each window's tps as ROW.wN.  Window 0
+# is the snapshot row's own baseline: the window before the snapshot.
+# sleep_until T0 S: sleep until S seconds after the instant T0 (date +%s.%N)
+sleep_until() {
+	sleep "$(awk -v t0="$1" -v s="$2" -v now="$(date +%s.%N)" 'BEGIN {d = t0 + s - now; print (d > 0 ? d : 0)}')"
+}
 held() {
 	local row=$1 sch=$2 held=$3 r=$4
 	local windows=$((HELD_DURING + HELD_AFTER))
 	local dir=$LOGS/$row.r$r holder= i w tps lat t0
 	mkdir -p "$dir"
 	reset_queue "$sch" "$HELD_QUEUE"
-	rm -f "$B/release" "$B/hold"
+	rm -f "$B/release"
 	echo "$row $MAXC" >"$B/phase"
 	t0=$(date +%s.%N)
 	PGOPTIONS='-c worklist.tenant=cycle' pgbench -n -M prepared -c "$MAXC" -j $((MAXC < 2 ? 1 : 2)) \
 		-T $((HELD_WINDOW * (windows + 1) + 1)) --progress="$HELD_WINDOW" -f "$SCRIPTS/cycle_$sch.sql" bench >"$dir/out" 2>&1 &
 	local pgb=$!
 	if ((held)); then
-		sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v w="$HELD_WINDOW" 'BEGIN {d = t0 + w - now; print (d > 0 ? d : 0)}')"
+		sleep_until "$t0" "$HELD_WINDOW"
 		PGAPPNAME=bench_holder psql -X -q -v ON_ERROR_STOP=1 >"$dir/holder" 2>&1 <<-SQL &
 			BEGIN ISOLATION LEVEL REPEATABLE READ;
 			SELECT count(*) FROM $sch.task WHERE tenant = 'cycle' AND state = 'open';
@@ -804,7 +807,7 @@ held() {
 			((i <= 100)) || { echo "bench.sh: the snapshot holder did not start:" >&2; cat "$dir/holder" >&2; exit 1; }
 			sleep 0.1
 		done
-		sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v n="$HELD_DURING" -v w="$HELD_WINDOW" 'BEGIN {d = t0 + w * (n + 1) - now; print (d > 0 ? d : 0)}')"
+		sleep_until "$t0" $((HELD_WINDOW * (HELD_DURING + 1)))
 		touch "$B/release"
 		wait "$holder" || { cat "$dir/holder" >&2; exit 1; }
 	fi
@@ -1152,9 +1155,9 @@ psql_ -d postgres <<-SQL
 		       percentile_cont(0.5) WITHIN GROUP (ORDER BY fpi / jobs) AS fpi
 		  FROM peer_cost WHERE jobs > 0 GROUP BY row;
 	SELECT m.what AS "ratio", round((n.wal / d.wal)::numeric, 2) AS "WAL bytes",
-	       round((n.fpi / nullif(d.fpi, 0))::numeric, 2) AS "page images", m.target AS "target",
-	       CASE WHEN m.target IS NULL THEN '' WHEN n.wal / d.wal <= 2 THEN 'met' ELSE 'MISSED' END AS "verdict"
-	  FROM (VALUES (1, 'claim_next + complete / graphile-worker, default runner', 'peer.worklist', 'peer.graphile', '<= 2'),
+	       round((n.fpi / nullif(d.fpi, 0))::numeric, 2) AS "page images", '<= ' || m.target AS "target",
+	       CASE WHEN m.target IS NULL THEN '' WHEN n.wal / d.wal <= m.target THEN 'met' ELSE 'MISSED' END AS "verdict"
+	  FROM (VALUES (1, 'claim_next + complete / graphile-worker, default runner', 'peer.worklist', 'peer.graphile', 2),
 	               (2, 'claim_next + complete / pg-boss, fetch + complete per job', 'peer.worklist', 'peer.boss', NULL),
 	               (3, 'claim_many(100) + complete_many / graphile-worker, batched', 'peer.worklist.many100', 'peer.graphile.batched', NULL),
 	               (4, 'claim_many(100) + complete_many / pg-boss, batches of 100', 'peer.worklist.many100', 'peer.boss.batched', NULL),

@@ -85,9 +85,9 @@ $$;
 
 -- The queue of the cycle workload: n open tasks of tenant ten (by default
 -- "cycle") in schema sch (worklist, floor or minimal), after emptying that
--- schema's task table (and worklist's claims).  Several roles (one or two of reviewer, approver,
--- legal), five priorities, half of them with a deadline a month away,
--- distinct creation times.
+-- schema's task table (and worklist's claims).  Several roles (one or two
+-- of reviewer, approver, legal), five priorities, half of them with a
+-- deadline a month away, distinct creation times, ids new to the load.
 CREATE FUNCTION bench.load_queue(sch text, n int, ten text DEFAULT 'cycle') RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -185,7 +185,7 @@ LANGUAGE sql AS $$
 	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at)
 	SELECT 'idle' || lpad(i::text, 7, '0'), 't1', 'case', '{reviewer}',
 	       now() + interval '30 days'
-	  FROM generate_series(1, n) i, nextval('bench.loads') l;
+	  FROM generate_series(1, n) i;
 $$;
 
 -- A backlog for the sweeper: n open tasks of tenant ten, overdue by an hour
@@ -195,7 +195,7 @@ LANGUAGE sql AS $$
 	INSERT INTO worklist.task (tenant, id, case_id, roles, due_at, created_at)
 	SELECT ten, 'o' || lpad(i::text, 7, '0'), 'case' || (i / 3), '{reviewer}',
 	       now() - interval '1 hour' + i * interval '1 ms', now() - interval '2 hours'
-	  FROM generate_series(1, n) i, nextval('bench.loads') l;
+	  FROM generate_series(1, n) i;
 $$;
 
 -- The sweeper of this database as worklist.sweeper_status shows it (pid,
