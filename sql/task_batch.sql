@@ -150,6 +150,32 @@ SELECT id, decision FROM worklist.task('q3');
 -- nothing
 SELECT * FROM pg_temp.events('{p3,q1,q3,q6,lone}') WHERE event = 'completed';
 
+-- Under REPEATABLE READ the events of a batch are numbered from the
+-- latest state of each task's history, one task at a time; after the
+-- commit every task's history still counts 1, 2, 3 without a gap.
+SELECT count(*) FROM generate_series(1, 3) g, worklist.open_task('rr' || g, 'rr', '{rr}');
+SELECT (worklist.note('rr1', 'ann', 'before')).seq AS noted;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT id FROM worklist.claim_many('ann', '{rr}', 2);
+SELECT id, settled FROM worklist.complete_many('ann', '{rr2,rr1}', ARRAY['{"n": 2}', '{"n": 1}']::jsonb[]);
+COMMIT;
+SELECT l.task_id, l.seq, l.event, l.actor FROM worklist.task_log l
+ WHERE l.tenant = current_setting('worklist.tenant') AND l.task_id LIKE 'rr%'
+ ORDER BY 1, 2;
+SELECT id, decision FROM worklist.task('rr1') UNION ALL
+SELECT id, decision FROM worklist.task('rr2');
+
+-- A park that awaits a task complete_many settles is resolved by it.
+SELECT fence AS bf FROM worklist.claim_run('bp', 'bs', 'br', 'w1', '1 hour') \gset
+SELECT park_tasks FROM worklist.park_run('bp', 'bs', 'br', 'c1', '{rr3}', fence => :bf);
+SELECT c.park_resolved_at IS NULL AS outstanding FROM worklist.run_checkpoint c
+ WHERE c.tenant = current_setting('worklist.tenant') AND c.run = 'br';
+SELECT id FROM worklist.claim_many('ann', '{rr}', 5);
+SELECT id, settled FROM worklist.complete_many('ann', '{rr3}', ARRAY['{}']::jsonb[]);
+SELECT c.park_resolved_at IS NOT NULL AS resolved FROM worklist.run_checkpoint c
+ WHERE c.tenant = current_setting('worklist.tenant') AND c.run = 'br';
+SELECT worklist.delete_run('bp', 'bs', 'br') AS deleted;
+
 -- claims(): every pending held task, oldest claim first, then id.
 SELECT worklist.erase_tenant() > 0 AS erased;
 SELECT count(*) FROM generate_series(1, 5) g, worklist.open_task('c' || g, 'c', '{r}');

@@ -132,6 +132,60 @@ wl_task_event(text *tenant, text *task_id, const char *event, text *actor,
 	return wl_result_datum(0, 1, &isnull);
 }
 
+void
+wl_task_events(text *tenant, ArrayType *task_ids, const char *event,
+			   text *actor, TimestampTz at)
+{
+	/*
+	 * One row per element, each numbered after its task's last event,
+	 * read through the primary key (a scalar subquery per element).
+	 */
+	static WlStmt stmt WL_KEPT = {
+		"INSERT INTO worklist.task_log"
+		" (tenant, task_id, seq, at, event, actor, login)"
+		" SELECT $1, a.id, COALESCE((SELECT p.seq FROM worklist.task_log p"
+		"  WHERE p.tenant" EQ "$1 AND p.task_id" EQ "a.id"
+		"  ORDER BY p.seq DESC LIMIT 1), 0) OPERATOR(pg_catalog.+) 1,"
+		" $3, $4, $5, $6"
+		" FROM pg_catalog.unnest($2) a(id)",
+		6, {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID},
+		.generic = true, .name = "settle.events"
+	};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	int			n = ArrayGetNItems(ARR_NDIM(task_ids), ARR_DIMS(task_ids));
+
+	if (!wl_schema_current() || n == 0)
+		return;
+
+	/*
+	 * Under a transaction snapshot, the last number of each task is read
+	 * from the latest state, one task at a time (see wl_task_event).
+	 */
+	if (IsolationUsesXactSnapshot())
+	{
+		Datum	   *ids;
+
+		deconstruct_array(task_ids, TEXTOID, -1, false, TYPALIGN_INT, &ids, NULL, &n);
+		for (int i = 0; i < n; i++)
+			(void) wl_task_event(tenant, DatumGetTextPP(ids[i]), event, actor, at, NULL);
+		return;
+	}
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(task_ids);
+	values[2] = TimestampTzGetDatum(at);
+	values[3] = CStringGetTextDatum(event);
+	values[4] = PointerGetDatum(actor);
+	if (actor == NULL)
+		nulls[4] = 'n';
+	if (MyBackendType == B_BG_WORKER)
+		nulls[5] = 'n';
+	else
+		values[5] = CStringGetTextDatum(GetUserNameFromId(wl_calling_role(), false));
+	if (wl_exec(&stmt, values, nulls, false, 0) != (uint64) n)
+		elog(ERROR, "task events not appended");
+}
+
 /*
  * BEFORE UPDATE OR DELETE (and TRUNCATE) statement trigger on
  * worklist.task_log: no role changes or removes an event, the owner
@@ -352,6 +406,38 @@ wl_task_settled(text *tenant, text *task_id, TimestampTz at)
 			resolve_park(&parks[i], at);
 	}
 	pfree(parks);
+}
+
+void
+wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at)
+{
+	/*
+	 * The tasks of task_ids that some unresolved park awaits, each looked
+	 * up by its key in a scalar subquery (see mirror_claims, task.c).
+	 */
+	static WlStmt stmt WL_KEPT = {
+		"SELECT a.id FROM pg_catalog.unnest($2) a(id)"
+		" WHERE (SELECT true FROM worklist.run_park_task w"
+		"  WHERE w.tenant" EQ "$1 AND w.task_id" EQ "a.id AND NOT w.resolved LIMIT 1)"
+		" ORDER BY a.id COLLATE pg_catalog.\"C\"",
+		2, {TEXTOID, TEXTARRAYOID},
+		.generic = true, .name = "settle.parks_awaiting_any"
+	};
+	Datum		values[2];
+	uint64		found;
+	char	  **parked;
+
+	if (!wl_schema_current() ||
+		ArrayGetNItems(ARR_NDIM(task_ids), ARR_DIMS(task_ids)) == 0)
+		return;
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(task_ids);
+	found = wl_exec_latest(&stmt, values, NULL);
+	if (found == 0)
+		return;
+	parked = wl_result_column(found, 1);
+	for (uint64 i = 0; i < found; i++)
+		wl_task_settled(tenant, cstring_to_text(parked[i]), at);
 }
 
 bool

@@ -36,6 +36,16 @@ extern Datum wl_task_event(text *tenant, text *task_id, const char *event,
 						   text *actor, TimestampTz at, Jsonb *detail);
 
 /*
+ * The same event, by actor (NULL: none) at at with an empty detail, appended
+ * to the history of every task of task_ids (a text[] of distinct ids), in
+ * one statement: what the changes of many tasks at once (claim_many,
+ * complete_many) append.  The caller holds every task's row lock.  No-op
+ * on a 0.3 schema.  SPI must be begun.
+ */
+extern void wl_task_events(text *tenant, ArrayType *task_ids,
+						   const char *event, text *actor, TimestampTz at);
+
+/*
  * Task (tenant, task_id) settled in this transaction, judged at at: every
  * unresolved park that awaits it and now awaits no pending task is
  * resolved at at (the checkpoint's park_resolved_at, and the run's
@@ -45,6 +55,14 @@ extern Datum wl_task_event(text *tenant, text *task_id, const char *event,
  * SPI must be begun.
  */
 extern void wl_task_settled(text *tenant, text *task_id, TimestampTz at);
+
+/*
+ * Every task of task_ids (a text[]) settled in this transaction, judged at
+ * at: one look for the unresolved parks that await any of them, then
+ * wl_task_settled for each task that one awaits, in bytewise order of
+ * their ids.  SPI must be begun.
+ */
+extern void wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at);
 
 /*
  * Before the sweep settles task (tenant, task_id): lock, without waiting,

@@ -297,6 +297,71 @@ wl_task_changed(text *tenant, text *id, const char *event, text *actor,
 	return logged;
 }
 
+/*
+ * mirror_claim for the tasks of ids (a text[]) at once, after a change of
+ * each of them of one kind: a claim or a change that ends one (a hand-over
+ * or a take-over of many tasks at once has no verb).
+ */
+static void
+mirror_claims(text *tenant, ArrayType *ids, WlChange change)
+{
+	/*
+	 * Each task, and each claim row, found by its whole key in a scalar
+	 * subquery per element, which only the primary key can serve: a plan
+	 * kept for the session must not walk the tenant's every row because
+	 * the table was small when it was made.  The claim rows are deleted
+	 * by their ctid, read under the tasks' row locks, which every change
+	 * of a claim row holds.
+	 */
+	static WlStmt put WL_KEPT = {
+		"INSERT INTO worklist.task_claim"
+		" (tenant, task_id, holder, claimed_at, claim_expires_at)"
+		" SELECT (x.t).tenant, (x.t).id, (x.t).holder, (x.t).claimed_at, (x.t).claim_expires_at"
+		" FROM (SELECT (SELECT t FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "a.id) t"
+		"  FROM pg_catalog.unnest($2) a(id) OFFSET 0) x"
+		" WHERE ((x.t).holder IS NOT NULL AND (x.t).settled_at IS NULL) IS TRUE",
+		2, {TEXTOID, TEXTARRAYOID},
+		.generic = true, .name = "task.claim_rows.put"
+	};
+	static WlStmt drop WL_KEPT = {
+		"DELETE FROM worklist.task_claim c"
+		" WHERE c.ctid" EQ "ANY (ARRAY(SELECT (SELECT x.ctid FROM worklist.task_claim x"
+		"  WHERE x.tenant" EQ "$1 AND x.task_id" EQ "a.id) FROM pg_catalog.unnest($2) a(id)))",
+		2, {TEXTOID, TEXTARRAYOID},
+		.generic = true, .name = "task.claim_rows.drop"
+	};
+	Datum		values[2];
+
+	if (!wl_schema_current())
+		return;
+	Assert(change != WL_CHANGE_TASK_TAKEN_OVER && change != WL_CHANGE_TASK_HANDED_OVER);
+	values[0] = PointerGetDatum(tenant);
+	values[1] = PointerGetDatum(ids);
+	(void) wl_exec(change == WL_CHANGE_TASK_CLAIMED ? &put : &drop, values, NULL, false, 0);
+}
+
+void
+wl_tasks_changed(text *tenant, ArrayType *ids, const char *event, text *actor,
+				 TimestampTz at)
+{
+	WlChange	change = notified_change(event);
+	int			n = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+
+	if (change == WL_CHANGE_TASK_TAKEN_OVER || change == WL_CHANGE_TASK_HANDED_OVER ||
+		change == WL_CHANGE_TASK_UPDATED || change == WL_CHANGE_TASK_NOTED ||
+		change == WL_CHANGE_TASK_OPENED)
+		elog(ERROR, "task event \"%s\" is not made for many tasks at once", event);
+	if (n == 0)
+		return;
+	wl_task_events(tenant, ids, event, actor, at);
+	mirror_claims(tenant, ids, change);
+	if (change == WL_CHANGE_TASK_COMPLETED || change == WL_CHANGE_TASK_EXPIRED ||
+		change == WL_CHANGE_TASK_WITHDRAWN)
+		wl_tasks_settled(tenant, ids, at);
+	for (int i = 0; i < n; i++)
+		wl_change_record_text(tenant, change);
+}
+
 Jsonb *
 wl_task_detail(const char *key, const char *value)
 {
@@ -559,13 +624,7 @@ wl_claim(PG_FUNCTION_ARGS)
  * the same statement without that part.
  */
 #define CLAIM_NEXT_PICK(claimable) \
-	" pick AS (" \
-	" SELECT q.id FROM worklist.task q" \
-	"  WHERE q.tenant" EQ "$1 AND " claimable("q") \
-	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
-	"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2") \
-	"    AND NOT (q.id" EQ "ANY ($7))" \
-	"  ORDER BY " QUEUE_KEY("q") " LIMIT 1 FOR NO KEY UPDATE OF q SKIP LOCKED)," \
+	CLAIM_PICK(claimable, "q.id", "1") "," \
 	" took AS (" \
 	" UPDATE worklist.task t" SET_CLAIM("$2") \
 	"  WHERE t.tenant" EQ "$1 AND t.id" EQ "(SELECT pick.id FROM pick)" \

@@ -85,6 +85,21 @@
 #define QUEUE_KEY(a) NEG_PRIORITY(a) ", " a ".created_at, " a ".id"
 #define FROM_KEY(a, p, c, i) \
 	"ROW(" QUEUE_KEY(a) ") OPERATOR(pg_catalog.>=) ROW(" p ", " c ", " i ")"
+/*
+ * " pick AS (...)": cols (of q) of up to lim claimable tasks ($1 tenant) in
+ * queue order from the key ($4, $5, $6) on, whose audience meets roles $3,
+ * that do not exclude actor $2 and are not among skip $7, locked FOR NO
+ * KEY UPDATE, passing rows somebody else has locked: what claim_next
+ * (lim 1) and claim_many pick.
+ */
+#define CLAIM_PICK(claimable, cols, lim) \
+	" pick AS (" \
+	" SELECT " cols " FROM worklist.task q" \
+	"  WHERE q.tenant" EQ "$1 AND " claimable("q") \
+	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
+	"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2") \
+	"    AND NOT (q.id" EQ "ANY ($7))" \
+	"  ORDER BY " QUEUE_KEY("q") " LIMIT " lim " FOR NO KEY UPDATE OF q SKIP LOCKED)"
 /* Taking a claim: an open task becomes claimed, an escalated one stays. */
 #define SET_CLAIM(actor) \
 	" SET holder = " actor ", claimed_at = pg_catalog.now()," \
@@ -108,6 +123,18 @@
  */
 extern Datum wl_task_changed(text *tenant, text *id, const char *event,
 							 text *actor, TimestampTz at, Jsonb *detail);
+
+/*
+ * wl_task_changed for every task of ids (a text[] of distinct ids), each
+ * changed in this transaction by the same event (a claim, a release or a
+ * settlement; not a move of a claim, an edit or a note), judged at at, by
+ * actor (NULL: none), with an empty detail, in a few statements whatever
+ * their number: what the verbs that change many tasks at once
+ * (claim_many, complete_many) call.  The caller holds every task's row
+ * lock.  SPI must be begun.
+ */
+extern void wl_tasks_changed(text *tenant, ArrayType *ids, const char *event,
+							 text *actor, TimestampTz at);
 
 /* The detail {"key": value} of an event (value NULL: a JSON null). */
 extern Jsonb *wl_task_detail(const char *key, const char *value);

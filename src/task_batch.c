@@ -43,11 +43,6 @@
 PG_FUNCTION_INFO_V1(wl_claim_many);
 PG_FUNCTION_INFO_V1(wl_complete_many);
 
-/* A change of task (tenant, id) made, judged at the transaction's now(). */
-#define CHANGED(tenant, id, event, actor) \
-	((void) wl_task_changed((tenant), (id), (event), (actor), \
-							GetCurrentTransactionStartTimestamp(), NULL))
-
 /*
  * worklist.claim_many(actor, roles, n, skip) RETURNS SETOF task
  *
@@ -55,16 +50,23 @@ PG_FUNCTION_INFO_V1(wl_complete_many);
  * order whose audience meets roles, that do not exclude actor and whose ids
  * are not in skip (NULL: none), skipping rows locked by anybody else, in one
  * statement; returns them in queue order, none when there are none.
+ *
+ * The statement picks and locks the rows (CLAIM_PICK, claim_next's pick
+ * with a LIMIT of n), claims each by the ctid of the version it locked
+ * (by id, the plan kept for the session walked the tenant's every row
+ * when the table was small as it was made; with no condition an index
+ * could serve, a TID scan is the plan's one way) and returns each claimed
+ * row with its queue key, by which it is sorted.  A version the lock found
+ * newer than the statement's snapshot is not claimed (the statement
+ * cannot see it): the call then claims fewer than it could, as when other
+ * callers hold the rows.
  */
-#define CLAIM_MANY_PICK \
-	" pick AS (" \
-	" SELECT q.id, " QUEUE_KEY("q") " FROM worklist.task q" \
-	"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q") \
-	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
-	"    AND " AUDIENCE("q", "$3") " AND " NOT_EXCLUDED("q", "$2") \
-	"    AND NOT (q.id" EQ "ANY ($7))" \
-	"  ORDER BY " QUEUE_KEY("q") " LIMIT $8 FOR NO KEY UPDATE OF q SKIP LOCKED)"
-/* pick's columns 2 to 4 are the queue key */
+#define CLAIM_MANY_TAKE \
+	" took AS (" \
+	" UPDATE worklist.task t" SET_CLAIM("$2") \
+	"  WHERE t.ctid" EQ "ANY (ARRAY(SELECT pick.ctid FROM pick)) AND (t.tenant" EQ "$1) IS TRUE" \
+	"  RETURNING t, " QUEUE_KEY("t") ")"
+/* took's columns 2 to 4 are the queue key */
 #define CLAIM_MANY_ORDER " ORDER BY 2, 3, 4"
 #define CLAIM_MANY_ARGS \
 	8, {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, TIMESTAMPTZOID, TEXTOID, \
@@ -73,35 +75,25 @@ PG_FUNCTION_INFO_V1(wl_complete_many);
 Datum
 wl_claim_many(PG_FUNCTION_ARGS)
 {
-	/* columns: the id picked, its key, the first claimable key (3 columns) */
+	/* columns: the row claimed, its key, the first claimable key (3 columns) */
 	static WlStmt raising WL_KEPT = {
 		"WITH first AS MATERIALIZED ("
 		" SELECT " QUEUE_KEY("q") " FROM worklist.task q"
 		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
 		"    AND " FROM_KEY("q", "$4", "$5", "$6")
 		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1),"
-		CLAIM_MANY_PICK
-		" SELECT pick.*, f.* FROM (SELECT) one LEFT JOIN first f ON true"
-		" LEFT JOIN pick ON true" CLAIM_MANY_ORDER,
+		CLAIM_PICK(CLAIMABLE, "q.ctid", "$8") "," CLAIM_MANY_TAKE
+		" SELECT took.*, f.* FROM (SELECT) one LEFT JOIN first f ON true"
+		" LEFT JOIN took ON true" CLAIM_MANY_ORDER,
 		CLAIM_MANY_ARGS,
 		.generic = true, .name = "task_batch.claim_many.raising"
 	};
-	/* columns: the id picked, its key */
+	/* columns: the row claimed, its key */
 	static WlStmt stmt WL_KEPT = {
-		"WITH" CLAIM_MANY_PICK " SELECT pick.* FROM pick" CLAIM_MANY_ORDER,
+		"WITH" CLAIM_PICK(CLAIMABLE, "q.ctid", "$8") "," CLAIM_MANY_TAKE
+		" SELECT took.* FROM took" CLAIM_MANY_ORDER,
 		CLAIM_MANY_ARGS,
 		.generic = true, .name = "task_batch.claim_many"
-	};
-	/*
-	 * Each task picked (and locked) claimed by its whole key: an UPDATE of
-	 * "the ids picked" is planned, on tables the planner knew as small, as
-	 * a walk of the tenant's every row.
-	 */
-	static WlStmt take WL_KEPT = {
-		"UPDATE worklist.task t" SET_CLAIM("$3")
-		" WHERE " KEY("t") " RETURNING t",
-		3, {TEXTOID, TEXTOID, TEXTOID},
-		.generic = true, .name = "task_batch.claim_many.take"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor"), WL_ROLES(1, "roles")));
 	text	   *actor = wl_arg_ident(fcinfo, 0, "actor");
@@ -117,7 +109,8 @@ wl_claim_many(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	uint64		rows;
 	char	  **ids;
-	uint32		claimed = 0;
+	Datum	   *claimed;
+	int			nclaimed = 0;
 	WlSpi		spi;
 
 	skip = PG_ARGISNULL(3) ? construct_empty_array(TEXTOID) :
@@ -158,31 +151,23 @@ wl_claim_many(PG_FUNCTION_ARGS)
 			strlcpy(first.id, id, sizeof(first.id));
 		}
 	}
-	ids = wl_result_column(rows, 1);
+	ids = wl_result_column(rows, 4);
+	wl_result_to_srf(fcinfo);
+	claimed = palloc(sizeof(Datum) * Max(rows, 1));
 	for (uint64 i = 0; i < rows; i++)
-	{
-		Datum		key[3];
-
-		if (ids[i] == NULL)
-			continue;			/* the one row of a raising claim of nothing */
-		CHECK_FOR_INTERRUPTS();
-		key[0] = PointerGetDatum(tenant);
-		key[1] = CStringGetTextDatum(ids[i]);
-		key[2] = PointerGetDatum(actor);
-		if (wl_exec(&take, key, NULL, false, 0) != 1)
-			elog(ERROR, "task changed under its row lock");
-		wl_result_to_srf(fcinfo);
-		CHANGED(tenant, DatumGetTextPP(key[1]), "claimed", actor);
-		claimed++;
-	}
+		if (ids[i] != NULL)		/* NULL: the one row of a raising claim of nothing */
+			claimed[nclaimed++] = CStringGetTextDatum(ids[i]);
+	if (nclaimed > 0)
+		wl_tasks_changed(tenant, construct_array(claimed, nclaimed, TEXTOID, -1, false, TYPALIGN_INT),
+						 "claimed", actor, GetCurrentTransactionStartTimestamp());
 	wl_spi_end(&spi);
 
 	if (raise)
 		wl_hint_raise(tenant_c, version, raises, &first);
-	if (claimed == 0)
+	if (nclaimed == 0)
 		return (Datum) 0;
 	wl_hint_took();
-	wl_count_n(WL_COUNT_CLAIMS, claimed);
+	wl_count_n(WL_COUNT_CLAIMS, nclaimed);
 	return (Datum) 0;
 }
 
@@ -194,6 +179,7 @@ typedef struct Pair
 	bool		excluded;		/* the actor is among excluded */
 	char	   *holder;
 	bool		retried;		/* completed by the actor with this decision */
+	Datum		ctid;			/* of the version locked */
 } Pair;
 
 /*
@@ -252,19 +238,28 @@ wl_complete_many(PG_FUNCTION_ARGS)
 		"  ORDER BY a.id COLLATE pg_catalog.\"C\" OFFSET 0) s"
 		" CROSS JOIN LATERAL (SELECT " PENDING("t") ", $3" EQ "ANY (t.excluded), t.holder,"
 		"  t.state" EQ STATE("completed") " AND t.decided_by" EQ "$3"
-		"   AND t.decision" EQ "s.decision"
+		"   AND t.decision" EQ "s.decision, t.ctid"
 		"  FROM worklist.task t WHERE t.tenant" EQ "$1 AND t.id" EQ "s.id"
 		"  FOR NO KEY UPDATE OF t) l",
 		4, {TEXTOID, TEXTARRAYOID, TEXTOID, JSONBARRAYOID},
 		.generic = true, .name = "task_batch.complete_many.lock"
 	};
-	/* one pair, locked and held by $3: by its whole key */
+	/*
+	 * The pairs to settle ($2 ids, $4 decisions), held by $3, each by the
+	 * ctid of the version lock locked ($5).  Each task's decision is
+	 * looked up by its id in one object made of the pairs first (a join of
+	 * the pairs to the tasks was planned as a nested loop that read every
+	 * pair for every task).
+	 */
 	static WlStmt settle WL_KEPT = {
-		"UPDATE worklist.task t SET state = " STATE("completed") ","
+		"WITH d AS MATERIALIZED (SELECT pg_catalog.jsonb_object_agg(s.id, s.decision) o"
+		"  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($4)) s(id, decision))"
+		" UPDATE worklist.task t SET state = " STATE("completed") ","
 		" settled_at = pg_catalog.now(), claim_expires_at = NULL,"
-		" decided_by = $3, decision = $4"
-		BY_KEY("t", "t.holder" EQ "$3 AND " PENDING("t")),
-		4, {TEXTOID, TEXTOID, TEXTOID, JSONBOID},
+		" decided_by = $3, decision = (SELECT d.o FROM d) OPERATOR(pg_catalog.->) t.id"
+		" WHERE t.ctid" EQ "ANY ($5)"
+		" AND (t.tenant" EQ "$1 AND t.holder" EQ "$3 AND " PENDING("t") ") IS TRUE",
+		5, {TEXTOID, TEXTARRAYOID, TEXTOID, JSONBARRAYOID, TIDARRAYOID},
 		.generic = true, .name = "task_batch.complete_many"
 	};
 	text	   *tenant = wl_tenant_enter_as(fcinfo, WL_TRUST(WL_WRITES, WL_ACTOR(0, "actor")));
@@ -277,12 +272,13 @@ wl_complete_many(PG_FUNCTION_ARGS)
 	Datum	   *decisions;
 	Datum	   *settle_ids;
 	Datum	   *settle_decisions;
+	Datum	   *settle_ctids;
 	Pair	   *pairs;
 	int			n;
 	int			nd;
 	int			nsettle = 0;
 	char	   *twice;
-	Datum		values[4];
+	Datum		values[5];
 	uint64		rows;
 	WlSpi		spi;
 
@@ -318,11 +314,13 @@ wl_complete_many(PG_FUNCTION_ARGS)
 		p->excluded = DatumGetBool(wl_result_datum(r, 3, &isnull)) && !isnull;
 		p->holder = wl_result_cstring(r, 4);
 		p->retried = DatumGetBool(wl_result_datum(r, 5, &isnull)) && !isnull;
+		p->ctid = wl_result_datum(r, 6, &isnull);
 	}
 
 	/* the first pair complete would refuse, in the array's order */
 	settle_ids = palloc(sizeof(Datum) * n);
 	settle_decisions = palloc(sizeof(Datum) * n);
+	settle_ctids = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
 	{
 		Pair	   *p = &pairs[i];
@@ -337,17 +335,22 @@ wl_complete_many(PG_FUNCTION_ARGS)
 		if (p->holder == NULL || strcmp(p->holder, actor_c) != 0)
 			wl_error_not_held(id, actor_c, p->holder);
 		settle_ids[nsettle] = ids[i];
+		settle_ctids[nsettle] = p->ctid;
 		settle_decisions[nsettle++] = decisions[i];
 	}
 
-	for (int k = 0; k < nsettle; k++)
+	if (nsettle > 0)
 	{
-		CHECK_FOR_INTERRUPTS();
-		values[1] = settle_ids[k];
-		values[3] = settle_decisions[k];
-		if (wl_exec(&settle, values, NULL, false, 0) != 1)
+		ArrayType  *settled = construct_array(settle_ids, nsettle, TEXTOID, -1, false, TYPALIGN_INT);
+
+		values[1] = PointerGetDatum(settled);
+		values[3] = PointerGetDatum(construct_array(settle_decisions, nsettle, JSONBOID,
+													-1, false, TYPALIGN_INT));
+		values[4] = PointerGetDatum(construct_array(settle_ctids, nsettle, TIDOID,
+													sizeof(ItemPointerData), false, TYPALIGN_SHORT));
+		if (wl_exec(&settle, values, NULL, false, 0) != (uint64) nsettle)
 			elog(ERROR, "task changed under its row lock");
-		CHANGED(tenant, DatumGetTextPP(settle_ids[k]), "completed", actor);
+		wl_tasks_changed(tenant, settled, "completed", actor, GetCurrentTransactionStartTimestamp());
 	}
 	wl_spi_end(&spi);
 
