@@ -68,6 +68,23 @@ PG_FUNCTION_INFO_V1(wl_task_log_guard);
  * History
  * ----------
  */
+/*
+ * An event's actor and login, as parameters col and col + 1: the actor
+ * given (NULL: none), and the role that called the verb (none for the
+ * background worker).
+ */
+static void
+who_acted(Datum *values, char *nulls, int col, text *actor)
+{
+	values[col] = PointerGetDatum(actor);
+	if (actor == NULL)
+		nulls[col] = 'n';
+	if (MyBackendType == B_BG_WORKER)
+		nulls[col + 1] = 'n';
+	else
+		values[col + 1] = CStringGetTextDatum(GetUserNameFromId(wl_calling_role(), false));
+}
+
 Datum
 wl_task_event(text *tenant, text *task_id, const char *event, text *actor,
 			  TimestampTz at, Jsonb *detail)
@@ -114,14 +131,7 @@ wl_task_event(text *tenant, text *task_id, const char *event, text *actor,
 	}
 	values[2] = TimestampTzGetDatum(at);
 	values[3] = CStringGetTextDatum(event);
-	values[4] = PointerGetDatum(actor);
-	if (actor == NULL)
-		nulls[4] = 'n';
-	/* the role that called the verb; none for the background worker */
-	if (MyBackendType == B_BG_WORKER)
-		nulls[5] = 'n';
-	else
-		values[5] = CStringGetTextDatum(GetUserNameFromId(wl_calling_role(), false));
+	who_acted(values, nulls, 4, actor);
 	/* an empty detail is stored as NULL, and read back as {} */
 	if (detail == NULL || (JB_ROOT_IS_OBJECT(detail) && JB_ROOT_COUNT(detail) == 0))
 		nulls[6] = 'n';
@@ -175,13 +185,7 @@ wl_task_events(text *tenant, ArrayType *task_ids, const char *event,
 	values[1] = PointerGetDatum(task_ids);
 	values[2] = TimestampTzGetDatum(at);
 	values[3] = CStringGetTextDatum(event);
-	values[4] = PointerGetDatum(actor);
-	if (actor == NULL)
-		nulls[4] = 'n';
-	if (MyBackendType == B_BG_WORKER)
-		nulls[5] = 'n';
-	else
-		values[5] = CStringGetTextDatum(GetUserNameFromId(wl_calling_role(), false));
+	who_acted(values, nulls, 4, actor);
 	if (wl_exec(&stmt, values, nulls, false, 0) != (uint64) n)
 		elog(ERROR, "task events not appended");
 }
