@@ -287,9 +287,15 @@ wl_change_record(const char *tenant, WlChange change)
 void
 wl_change_record_text(text *tenant, WlChange change)
 {
-	if (!wl_notify_enabled)
+	wl_change_record_text_n(tenant, change, 1);
+}
+
+void
+wl_change_record_text_n(text *tenant, WlChange change, uint32 n)
+{
+	if (!wl_notify_enabled || n == 0)
 		return;
-	wl_change_record(text_to_cstring(tenant), change);
+	xact_tenant(text_to_cstring(tenant))->events[change] += n;
 }
 
 /* ----------

@@ -20,6 +20,8 @@
 extern void wl_change_record(const char *tenant, WlChange change);
 /* The same for a tenant given as text (converted only when recorded). */
 extern void wl_change_record_text(text *tenant, WlChange change);
+/* n changes of one kind at once, as n calls of wl_change_record_text. */
+extern void wl_change_record_text_n(text *tenant, WlChange change, uint32 n);
 
 /*
  * Add one to a cumulative counter of the current tenant (worklist.tenant,

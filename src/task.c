@@ -282,6 +282,14 @@ mirror_claim(text *tenant, text *id, WlChange change)
 		(void) wl_exec(&drop, values, NULL, false, 0);
 }
 
+/* Does a change of this kind settle its task? */
+static bool
+settles(WlChange change)
+{
+	return change == WL_CHANGE_TASK_COMPLETED || change == WL_CHANGE_TASK_EXPIRED ||
+		change == WL_CHANGE_TASK_WITHDRAWN;
+}
+
 Datum
 wl_task_changed(text *tenant, text *id, const char *event, text *actor,
 				TimestampTz at, Jsonb *detail)
@@ -290,8 +298,7 @@ wl_task_changed(text *tenant, text *id, const char *event, text *actor,
 	Datum		logged = wl_task_event(tenant, id, event, actor, at, detail);
 
 	mirror_claim(tenant, id, change);
-	if (change == WL_CHANGE_TASK_COMPLETED || change == WL_CHANGE_TASK_EXPIRED ||
-		change == WL_CHANGE_TASK_WITHDRAWN)
+	if (settles(change))
 		wl_task_settled(tenant, id, at);
 	wl_change_record_text(tenant, change);
 	return logged;
@@ -355,11 +362,9 @@ wl_tasks_changed(text *tenant, ArrayType *ids, const char *event, text *actor,
 		return;
 	wl_task_events(tenant, ids, event, actor, at);
 	mirror_claims(tenant, ids, change);
-	if (change == WL_CHANGE_TASK_COMPLETED || change == WL_CHANGE_TASK_EXPIRED ||
-		change == WL_CHANGE_TASK_WITHDRAWN)
+	if (settles(change))
 		wl_tasks_settled(tenant, ids, at);
-	for (int i = 0; i < n; i++)
-		wl_change_record_text(tenant, change);
+	wl_change_record_text_n(tenant, change, n);
 }
 
 Jsonb *
@@ -637,11 +642,7 @@ Datum
 wl_claim_next(PG_FUNCTION_ARGS)
 {
 #define CLAIM_NEXT_RAISING(claimable) \
-		"WITH first AS MATERIALIZED (" \
-		" SELECT " QUEUE_KEY("q") " FROM worklist.task q" \
-		"  WHERE q.tenant" EQ "$1 AND " claimable("q") \
-		"    AND " FROM_KEY("q", "$4", "$5", "$6") \
-		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1)," \
+		"WITH" CLAIM_FIRST(claimable) "," \
 		CLAIM_NEXT_PICK(claimable) \
 		" SELECT (SELECT took.t FROM took), f.* FROM (SELECT) one LEFT JOIN first f ON true"
 	static WlStmt raising WL_KEPT = {

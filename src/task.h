@@ -86,6 +86,17 @@
 #define FROM_KEY(a, p, c, i) \
 	"ROW(" QUEUE_KEY(a) ") OPERATOR(pg_catalog.>=) ROW(" p ", " c ", " i ")"
 /*
+ * " first AS MATERIALIZED (...)": the key of the first task claimable by
+ * anybody ($1 tenant) from the key ($4, $5, $6) on, what a claim that
+ * raises the hint raises it to (hint.c).
+ */
+#define CLAIM_FIRST(claimable) \
+	" first AS MATERIALIZED (" \
+	" SELECT " QUEUE_KEY("q") " FROM worklist.task q" \
+	"  WHERE q.tenant" EQ "$1 AND " claimable("q") \
+	"    AND " FROM_KEY("q", "$4", "$5", "$6") \
+	"  ORDER BY " QUEUE_KEY("q") " LIMIT 1)"
+/*
  * " pick AS (...)": cols (of q) of up to lim claimable tasks ($1 tenant) in
  * queue order from the key ($4, $5, $6) on, whose audience meets roles $3,
  * that do not exclude actor $2 and are not among skip $7, locked FOR NO

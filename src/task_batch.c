@@ -77,11 +77,7 @@ wl_claim_many(PG_FUNCTION_ARGS)
 {
 	/* columns: the row claimed, its key, the first claimable key (3 columns) */
 	static WlStmt raising WL_KEPT = {
-		"WITH first AS MATERIALIZED ("
-		" SELECT " QUEUE_KEY("q") " FROM worklist.task q"
-		"  WHERE q.tenant" EQ "$1 AND " CLAIMABLE("q")
-		"    AND " FROM_KEY("q", "$4", "$5", "$6")
-		"  ORDER BY " QUEUE_KEY("q") " LIMIT 1),"
+		"WITH" CLAIM_FIRST(CLAIMABLE) ","
 		CLAIM_PICK(CLAIMABLE, "q.ctid", "$8") "," CLAIM_MANY_TAKE
 		" SELECT took.*, f.* FROM (SELECT) one LEFT JOIN first f ON true"
 		" LEFT JOIN took ON true" CLAIM_MANY_ORDER,
