@@ -119,6 +119,12 @@ SELECT sum(worklist.delete_run('p', 's' || (g % 4), 'r' || g)) AS runs_deleted F
 SELECT count(*) AS parked FROM generate_series(1, 10) g,
        worklist.park_run('p', 's' || (g % 4), 'r' || g, 'pk', ARRAY['t' || (40 + g)],
                          fence => (SELECT l.fence FROM worklist.claim_run('p', 's' || (g % 4), 'r' || g, 'w', '1 hour') l));
+SELECT count(*) AS parked_for_many FROM generate_series(1, 2) g,
+       worklist.open_task('pm' || g, 'pm', '{pm}'),
+       worklist.park_run('pm', 'pm', 'pm' || g, 'pk', ARRAY['pm' || g]);
+SELECT count(*) AS completed_parked_many FROM generate_series(1, 2) g,
+       worklist.claim('pm' || g, 'w', '{pm}'),
+       worklist.complete_many('w', ARRAY['pm' || g], ARRAY['{}'::jsonb]);
 SELECT count(c.run) AS next FROM generate_series(1, 10) g, worklist.claim_next_run('p', 'n' || g, '1 hour') c;
 SELECT count(c.run) AS next_in_session FROM generate_series(1, 4) g,
        worklist.claim_next_run('p', 'm' || g, '1 hour', 's' || g) c;
@@ -187,6 +193,8 @@ INSERT INTO calls (call) VALUES
 	($$SELECT worklist.hand_over('few5', 'f', 'g', '{few5}')$$),
 	($$SELECT count(*) FROM worklist.claims(5)$$),
 	($$SELECT count(*) FROM worklist.complete_many('g', '{few5}', ARRAY['{}'::jsonb])$$),
+	($$SELECT worklist.park_run('few-p', 'few-s', 'few-r4', 'c1', '{few6}')$$),
+	($$SELECT count(*) FROM worklist.complete_many('f', '{few6}', ARRAY['{}'::jsonb])$$),
 	($$SELECT worklist.note('few1', 'g', 'a note')$$),
 	($$SELECT count(*) FROM worklist.task_history('few1')$$),
 	($$SELECT count(*) FROM worklist.task_history('few1', 2, 2)$$),

@@ -110,6 +110,29 @@ SELECT task_id, event FROM worklist.task_log WHERE tenant = 'run_conclude' AND e
 SELECT park_state, park_resolved_at FROM pg_temp.run('r4');
 SELECT park_resolved_at FROM worklist.read_checkpoint('p', 's', 'r4', 'c1');
 
+-- A conclusion withdraws all of its park's tasks first and then judges
+-- the park once: withdrawing the 1,000 tasks of a park, listed in the
+-- order they are locked in, reads a few rows per task (judging the park
+-- after each task would read its tasks again each time).
+SELECT count(*) FROM generate_series(1, 1000) g, worklist.open_task('big' || g, 'big', '{r}');
+SELECT fence AS f5 FROM worklist.claim_run('p', 's', 'r5', 'w1', '1 hour') \gset
+SELECT p.park_resolved_at IS NULL AS outstanding
+  FROM worklist.park_run('p', 's', 'r5', 'c1',
+                         ARRAY(SELECT 'big' || g FROM generate_series(1, 1000) g ORDER BY ('big' || g) COLLATE "C"),
+                         fence => :f5) p;
+SELECT fence AS f5 FROM worklist.claim_run('p', 's', 'r5', 'w1', '1 hour') \gset
+BEGIN;
+CREATE TEMP TABLE reads_before AS
+SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read) AS n
+  FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist';
+SELECT worklist.conclude_run('p', 's', 'r5', :f5) AS withdrawn;
+SELECT (SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read)
+          FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist') - b.n < 10 * 1000
+       AS few_reads_per_task
+  FROM reads_before b;
+COMMIT;
+SELECT park_resolved_at IS NOT NULL AS resolved FROM worklist.read_checkpoint('p', 's', 'r5', 'c1');
+
 -- Arguments.
 SELECT worklist.conclude_run(NULL, 's', 'r');
 SELECT worklist.conclude_run('p', '', 'r');

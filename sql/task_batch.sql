@@ -176,6 +176,40 @@ SELECT c.park_resolved_at IS NOT NULL AS resolved FROM worklist.run_checkpoint c
  WHERE c.tenant = current_setting('worklist.tenant') AND c.run = 'br';
 SELECT worklist.delete_run('bp', 'bs', 'br') AS deleted;
 
+-- A park that awaits many tasks of a batch is judged once, after the batch
+-- settled them all, not once per task (which would read the park's tasks
+-- again for each of them): a batch of 999 of a park's 1,000 tasks reads a
+-- few rows per task, and leaves that park outstanding until its last
+-- task; a second park, awaiting three of them, is resolved by the batch.
+SELECT count(*) FROM generate_series(1, 1000) g, worklist.open_task('bk' || g, 'bk', '{bk}');
+SELECT count(*) FROM worklist.claim_many('ann', '{bk}', 1000);
+SELECT fence AS bf FROM worklist.claim_run('bp', 'bs', 'bbig', 'w1', '1 hour') \gset
+SELECT p.park_resolved_at IS NULL AS outstanding
+  FROM worklist.park_run('bp', 'bs', 'bbig', 'c1',
+                         ARRAY(SELECT 'bk' || g FROM generate_series(1, 1000) g), fence => :bf) p;
+SELECT p.park_resolved_at IS NULL AS outstanding
+  FROM worklist.park_run('bp', 'bs', 'bsmall', 'c1', '{bk3,bk1,bk2}') p;
+BEGIN;
+CREATE TEMP TABLE reads_before AS
+SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read) AS n
+  FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist';
+SELECT count(*) FILTER (WHERE settled) AS settled
+  FROM worklist.complete_many('ann', ARRAY(SELECT 'bk' || g FROM generate_series(1, 999) g),
+                              array_fill('{}'::jsonb, ARRAY[999]));
+SELECT (SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read)
+          FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist') - b.n < 10 * 999
+       AS few_reads_per_task
+  FROM reads_before b;
+COMMIT;
+SELECT c.run, c.park_resolved_at IS NOT NULL AS resolved FROM worklist.run_checkpoint c
+ WHERE c.tenant = current_setting('worklist.tenant') AND c.run IN ('bbig', 'bsmall')
+ ORDER BY c.run;
+SELECT worklist.complete('bk1000', 'ann', '{}');
+SELECT c.run, c.park_resolved_at IS NOT NULL AS resolved FROM worklist.run_checkpoint c
+ WHERE c.tenant = current_setting('worklist.tenant') AND c.run IN ('bbig', 'bsmall')
+ ORDER BY c.run;
+SELECT worklist.delete_run('bp', 'bs', 'bbig') + worklist.delete_run('bp', 'bs', 'bsmall') AS deleted;
+
 -- claims(): every pending held task, oldest claim first, then id.
 SELECT worklist.erase_tenant() > 0 AS erased;
 SELECT count(*) FROM generate_series(1, 5) g, worklist.open_task('c' || g, 'c', '{r}');

@@ -24,7 +24,9 @@
  *	 its checkpoints
  *
  * A settlement holds its task's lock (its UPDATE) and then locks the run
- * and the checkpoint of each park it may resolve.  park_run locks every
+ * and the checkpoint of each park it may resolve, park after park in the
+ * order of their keys (a batch: after every task of the batch settled,
+ * each park once).  park_run locks every
  * task it awaits FOR SHARE, in wl_sort_ids order, before anything of its
  * run: a settlement of one of them waits until park_run has committed and
  * then sees its park; a park_run that comes second sees the settlement.
@@ -243,7 +245,8 @@ parks_awaiting(text *tenant, text *task_id, int *n)
 	static WlStmt stmt WL_KEPT = {
 		"SELECT w.project, w.session, w.run, w.checkpoint_id"
 		" FROM worklist.run_park_task w"
-		" WHERE w.tenant" EQ "$1 AND w.task_id" EQ "$2 AND NOT w.resolved",
+		" WHERE w.tenant" EQ "$1 AND w.task_id" EQ "$2 AND NOT w.resolved"
+		" ORDER BY w.project, w.session, w.run, w.checkpoint_id",
 		2, {TEXTOID, TEXTOID},
 		.generic = true, .name = "settle.parks_awaiting"
 	};
@@ -366,8 +369,13 @@ resolve_park(const Park *p, TimestampTz at)
 	wl_change_record_text((text *) DatumGetPointer(p->key[0]), WL_CHANGE_RUN_RESUMED);
 }
 
-void
-wl_task_settled(text *tenant, text *task_id, TimestampTz at)
+/*
+ * A task park p awaits (task_id, named in an error) settled at at: lock
+ * the park's run and checkpoint, and resolve the park when none of its
+ * tasks is pending any more.
+ */
+static void
+settle_park(text *tenant, const Park *p, const char *task_id, TimestampTz at)
 {
 	static WlStmt outstanding WL_KEPT = {
 		"SELECT FROM worklist.run_checkpoint c WHERE " PARK_IS("c")
@@ -375,40 +383,46 @@ wl_task_settled(text *tenant, text *task_id, TimestampTz at)
 		5, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
 		.generic = true, .name = "settle.park_outstanding"
 	};
+	Datum		tasks;
+
+	CHECK_FOR_INTERRUPTS();
+	lock_park_run(p);
+	tasks = lock_park_checkpoint(p);
+	if (tasks == (Datum) 0)
+	{
+		/*
+		 * Resolved, gone or written over meanwhile -- or, under a
+		 * transaction snapshot, made after it (the latest state has it
+		 * outstanding): then this transaction cannot resolve it and must
+		 * not leave it outstanding.
+		 */
+		if (IsolationUsesXactSnapshot() &&
+			wl_exec_latest(&outstanding, (Datum *) p->key, NULL) == 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to a concurrent park of a run"),
+					 errdetail("A park that awaits task \"%s\" was made after this transaction's snapshot was taken.",
+							   task_id),
+					 errhint("The transaction might succeed if retried.")));
+		return;
+	}
+	if (!any_pending(tenant, tasks))
+		resolve_park(p, at);
+}
+
+void
+wl_task_settled(text *tenant, text *task_id, TimestampTz at)
+{
 	Park	   *parks;
 	int			n;
+	char	   *id;
 
 	if (!wl_schema_current())
 		return;
 	parks = parks_awaiting(tenant, task_id, &n);
+	id = n > 0 ? text_to_cstring(task_id) : NULL;
 	for (int i = 0; i < n; i++)
-	{
-		Datum		tasks;
-
-		CHECK_FOR_INTERRUPTS();
-		lock_park_run(&parks[i]);
-		tasks = lock_park_checkpoint(&parks[i]);
-		if (tasks == (Datum) 0)
-		{
-			/*
-			 * Resolved, gone or written over meanwhile -- or, under a
-			 * transaction snapshot, made after it (the latest state has
-			 * it outstanding): then this transaction cannot resolve it
-			 * and must not leave it outstanding.
-			 */
-			if (IsolationUsesXactSnapshot() &&
-				wl_exec_latest(&outstanding, parks[i].key, NULL) == 1)
-				ereport(ERROR,
-						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-						 errmsg("could not serialize access due to a concurrent park of a run"),
-						 errdetail("A park that awaits task \"%s\" was made after this transaction's snapshot was taken.",
-								   text_to_cstring(task_id)),
-						 errhint("The transaction might succeed if retried.")));
-			continue;
-		}
-		if (!any_pending(tenant, tasks))
-			resolve_park(&parks[i], at);
-	}
+		settle_park(tenant, &parks[i], id, at);
 	pfree(parks);
 }
 
@@ -416,20 +430,30 @@ void
 wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at)
 {
 	/*
-	 * The tasks of task_ids that some unresolved park awaits, each looked
-	 * up by its key in a scalar subquery (see mirror_claims, task.c).
+	 * The unresolved parks that await any of task_ids, each once, in the
+	 * order of their keys, with the first of its tasks among task_ids: a
+	 * park that awaits many tasks of the batch is judged once, after all
+	 * of them settled, not once per task.  Each element's parks are found
+	 * through the primary key (the subquery, kept from being pulled up,
+	 * can only be scanned per element: a join planned on empty tables
+	 * would read every park of the tenant).
 	 */
 	static WlStmt stmt WL_KEPT = {
-		"SELECT a.id FROM pg_catalog.unnest($2) a(id)"
-		" WHERE (SELECT true FROM worklist.run_park_task w"
-		"  WHERE w.tenant" EQ "$1 AND w.task_id" EQ "a.id AND NOT w.resolved LIMIT 1)"
-		" ORDER BY a.id COLLATE pg_catalog.\"C\"",
+		"SELECT w.project, w.session, w.run, w.checkpoint_id,"
+		" pg_catalog.min(a.id COLLATE pg_catalog.\"C\")"
+		" FROM pg_catalog.unnest($2) a(id),"
+		" LATERAL (SELECT p.project, p.session, p.run, p.checkpoint_id"
+		"  FROM worklist.run_park_task p"
+		"  WHERE p.tenant" EQ "$1 AND p.task_id" EQ "a.id AND NOT p.resolved"
+		"  OFFSET 0) w"
+		" GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
 		2, {TEXTOID, TEXTARRAYOID},
 		.generic = true, .name = "settle.parks_awaiting_any"
 	};
 	Datum		values[2];
 	uint64		found;
-	char	  **parked;
+	Park	   *parks;
+	char	  **ids;
 
 	if (!wl_schema_current() ||
 		ArrayGetNItems(ARR_NDIM(task_ids), ARR_DIMS(task_ids)) == 0)
@@ -439,9 +463,19 @@ wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at)
 	found = wl_exec_latest(&stmt, values, NULL);
 	if (found == 0)
 		return;
-	parked = wl_result_column(found, 1);
+	parks = palloc(sizeof(Park) * found);
 	for (uint64 i = 0; i < found; i++)
-		wl_task_settled(tenant, cstring_to_text(parked[i]), at);
+	{
+		bool		isnull;
+
+		parks[i].key[0] = PointerGetDatum(tenant);
+		for (int col = 1; col <= 4; col++)
+			parks[i].key[col] = wl_result_datum(i, col, &isnull);
+	}
+	ids = wl_result_column(found, 5);
+	for (uint64 i = 0; i < found; i++)
+		settle_park(tenant, &parks[i], ids[i], at);
+	pfree(parks);
 }
 
 bool
@@ -528,10 +562,12 @@ wl_withdraw_tasks(text *tenant, ArrayType *ids, text *run_id, TimestampTz at)
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 	Datum	   *names;
+	Datum	   *withdrawn;
 	int			count;
 	int32		n = 0;
 
 	names = wl_sort_ids(ids, &count);
+	withdrawn = palloc(sizeof(Datum) * Max(count, 1));
 	values[0] = PointerGetDatum(tenant);
 	values[2] = PointerGetDatum(run_id);
 	if (run_id == NULL)
@@ -547,11 +583,14 @@ wl_withdraw_tasks(text *tenant, ArrayType *ids, text *run_id, TimestampTz at)
 		values[1] = PointerGetDatum(id);
 		if (wl_exec(&stmt, values, nulls, false, 0) == 0)
 			continue;
-		n++;
+		withdrawn[n++] = names[i];
 		(void) wl_task_event(tenant, id, "withdrawn", NULL, at, NULL);
-		wl_task_settled(tenant, id, at);
 		wl_change_record_text(tenant, WL_CHANGE_TASK_WITHDRAWN);
 	}
+	/* the parks, once every task is withdrawn: each judged once */
+	if (n > 0)
+		wl_tasks_settled(tenant, construct_array(withdrawn, n, TEXTOID, -1, false, TYPALIGN_INT), at);
+	pfree(withdrawn);
 	return n;
 }
 

@@ -59,8 +59,8 @@ extern void wl_task_settled(text *tenant, text *task_id, TimestampTz at);
 /*
  * Every task of task_ids (a text[]) settled in this transaction, judged at
  * at: one look for the unresolved parks that await any of them, then
- * wl_task_settled for each task that one awaits, in bytewise order of
- * their ids.  SPI must be begun.
+ * each such park judged once, as wl_task_settled judges it, in the order
+ * of the parks' keys.  SPI must be begun.
  */
 extern void wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at);
 
@@ -75,8 +75,9 @@ extern bool wl_task_parks_lockable(text *tenant, text *task_id);
 /*
  * Settle as withdrawn, at at, those of the tasks named in ids (a text[])
  * that are still pending -- only those of run_id, when it is not NULL --
- * each with its history event and the resolution of its parks; returns
- * how many.  Tasks are locked in the order wl_sort_ids gives.  What
+ * each with its history event, and then resolve their parks, each park
+ * judged once (wl_tasks_settled); returns how many.  Tasks are locked in
+ * the order wl_sort_ids gives, all of them before any park.  What
  * withdraw_run, conclude_run and delete_run run.  SPI must be begun.
  */
 extern int32 wl_withdraw_tasks(text *tenant, ArrayType *ids, text *run_id,
