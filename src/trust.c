@@ -27,7 +27,8 @@
  *	 a member's writes happen now.  Clockless verbs stamp what they change
  *	 with the transaction's now(), so a transaction left open would let a
  *	 member write in the past: once the statement started more than
- *	 worklist.max_clock_skew after its transaction, every write of a
+ *	 worklist.max_clock_skew after its transaction, or the verb is called
+ *	 more than that (and more than a second) after it, every write of a
  *	 member is refused.
  *
  * And a member passes work only to somebody the database knows to be
@@ -286,6 +287,25 @@ some_member(Oid role)
 	return found;
 }
 
+/* Refuse a member's write that comes late after its transaction's now(). */
+static void
+refuse_late(FunctionCallInfo fcinfo, int128 late, const char *what)
+{
+	Interval	off;
+
+	memset(&off, 0, sizeof(off));
+	off.time = (int64) Min(late, (int128) PG_INT64_MAX);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for %s in tenant \"%s\"", verb_name(fcinfo),
+					wl_tenant_setting),
+			 errdetail("%s %s after its transaction's now(); worklist.max_clock_skew is %s.",
+					   what,
+					   DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&off))),
+					   GetConfigOption("worklist.max_clock_skew", false, false)),
+			 errhint("A member writes at the present time: write in a transaction of its own.")));
+}
+
 static void
 trust_write(FunctionCallInfo fcinfo)
 {
@@ -304,23 +324,21 @@ trust_write(FunctionCallInfo fcinfo)
 				 errdetail("Role \"%s\" is a group (role \"%s\" is a member of it); under a member binding a group never writes.",
 						   GetUserNameFromId(me, false), member),
 				 errhint("Its members act as themselves: connect, or SET ROLE, as the member's own role.")));
+	/*
+	 * Late is judged twice: when the statement began (the contract's
+	 * rule), and when the verb is called, so that a statement that waits
+	 * before it writes cannot backdate the write either.  The second
+	 * allows at least a second, so that a skew of 0 still admits a write
+	 * at the start of its transaction.
+	 */
 	late = (int128) GetCurrentStatementStartTimestamp() -
 		(int128) GetCurrentTransactionStartTimestamp();
 	if (late > max_clock_skew_us)
-	{
-		Interval	off;
-
-		memset(&off, 0, sizeof(off));
-		off.time = (int64) Min(late, (int128) PG_INT64_MAX);
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for %s in tenant \"%s\"", verb_name(fcinfo),
-						wl_tenant_setting),
-				 errdetail("The statement started %s after its transaction's now(); worklist.max_clock_skew is %s.",
-						   DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&off))),
-						   GetConfigOption("worklist.max_clock_skew", false, false)),
-				 errhint("A member writes at the present time: write in a transaction of its own.")));
-	}
+		refuse_late(fcinfo, late, "The statement started");
+	late = (int128) GetCurrentTimestamp() -
+		(int128) GetCurrentTransactionStartTimestamp();
+	if (late > Max(max_clock_skew_us, USECS_PER_SEC))
+		refuse_late(fcinfo, late, "The write comes");
 }
 
 /*

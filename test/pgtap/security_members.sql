@@ -4,7 +4,7 @@
 -- Every function comes from pg_proc, so a verb added later is covered.
 BEGIN;
 \ir security_calls.psql
-SELECT plan(15);
+SELECT plan(17);
 
 CREATE ROLE sec_group;							-- the role the tenant is bound to
 CREATE ROLE sec_alice IN ROLE sec_group;		-- a member of it, acting as itself
@@ -94,6 +94,27 @@ SELECT is_empty($$
 	  FROM sec_reads v, pg_temp.sec_try(pg_temp.sec_call(v.oid), NULL, 'sec_alice', 'sec_m') t
 	 WHERE t.code = '42501' AND v.verb <> 'claims'$$,
 	'and still reads (at any instant)');
+RESET worklist.max_clock_skew;
+-- Within one statement too: the time is also taken when the verb is
+-- called (refused past the skew and past one second).  The skew is set to
+-- what has passed since the transaction began plus 700 ms, then a
+-- statement writes at once (admitted) or after a second (refused, though
+-- it started in time).
+SELECT set_config('worklist.max_clock_skew',
+                  (round(1000 * extract(epoch FROM clock_timestamp() - now())) + 700)::text || ' ms',
+                  true) IS NOT NULL AS skew_set;
+SELECT is((SELECT t.code || ':' || t.result
+             FROM pg_temp.sec_try($$SELECT (worklist.open_task('sec_in_time', 'c', '{sec_group}')).id$$,
+                                  NULL, 'sec_alice', 'sec_m') t),
+	'ok:sec_in_time', 'a member writes within the skew');
+SELECT set_config('worklist.max_clock_skew',
+                  (round(1000 * extract(epoch FROM clock_timestamp() - now())) + 700)::text || ' ms',
+                  true) IS NOT NULL AS skew_set;
+SELECT is((SELECT t.code || ':' || t.result
+             FROM pg_temp.sec_try($$SELECT pg_sleep(1)::text || (worklist.open_task('sec_late', 'c', '{sec_group}')).id$$,
+                                  NULL, 'sec_alice', 'sec_m') t),
+	'42501:permission denied for open_task in tenant "sec_m"',
+	'a write called later than the skew is refused though its statement started in time');
 RESET worklist.max_clock_skew;
 
 -- 4. Arrays are bounded: every text[] argument of every verb takes 1,000
