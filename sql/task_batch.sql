@@ -181,8 +181,10 @@ SELECT worklist.delete_run('bp', 'bs', 'br') AS deleted;
 -- again for each of them): a batch of 999 of a park's 1,000 tasks reads a
 -- few rows per task, and leaves that park outstanding until its last
 -- task; a second park, awaiting three of them, is resolved by the batch.
+-- (The batch settles bx too, which no park awaits.)
 SELECT count(*) FROM generate_series(1, 1000) g, worklist.open_task('bk' || g, 'bk', '{bk}');
 SELECT count(*) FROM worklist.claim_many('ann', '{bk}', 1000);
+SELECT (worklist.claim((worklist.open_task('bx', 'bk', '{bx}')).id, 'ann', '{bx}')).holder;
 SELECT fence AS bf FROM worklist.claim_run('bp', 'bs', 'bbig', 'w1', '1 hour') \gset
 SELECT p.park_resolved_at IS NULL AS outstanding
   FROM worklist.park_run('bp', 'bs', 'bbig', 'c1',
@@ -194,8 +196,8 @@ CREATE TEMP TABLE reads_before AS
 SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read) AS n
   FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist';
 SELECT count(*) FILTER (WHERE settled) AS settled
-  FROM worklist.complete_many('ann', ARRAY(SELECT 'bk' || g FROM generate_series(1, 999) g),
-                              array_fill('{}'::jsonb, ARRAY[999]));
+  FROM worklist.complete_many('ann', ARRAY(SELECT 'bk' || g FROM generate_series(1, 999) g) || 'bx'::text,
+                              array_fill('{}'::jsonb, ARRAY[1000]));
 SELECT (SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read)
           FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist') - b.n < 10 * 999
        AS few_reads_per_task

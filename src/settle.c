@@ -430,15 +430,28 @@ void
 wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at)
 {
 	/*
-	 * The unresolved parks that await any of task_ids, each once, in the
-	 * order of their keys, with the first of its tasks among task_ids: a
+	 * The tasks of task_ids that some unresolved park awaits, each looked
+	 * up by its key in a scalar subquery (see mirror_claims, task.c): the
+	 * common case, a batch no park awaits, costs this one look.
+	 */
+	static WlStmt awaited WL_KEPT = {
+		"SELECT a.id FROM pg_catalog.unnest($2) a(id)"
+		" WHERE (SELECT true FROM worklist.run_park_task w"
+		"  WHERE w.tenant" EQ "$1 AND w.task_id" EQ "a.id AND NOT w.resolved LIMIT 1)",
+		2, {TEXTOID, TEXTARRAYOID},
+		.generic = true, .name = "settle.parks_awaiting_any"
+	};
+
+	/*
+	 * The unresolved parks that await any of those tasks, each once, in
+	 * the order of their keys, with the first of its tasks among them: a
 	 * park that awaits many tasks of the batch is judged once, after all
-	 * of them settled, not once per task.  Each element's parks are found
+	 * of them settled, not once per task.  Each task's parks are found
 	 * through the primary key (the subquery, kept from being pulled up,
 	 * can only be scanned per element: a join planned on empty tables
 	 * would read every park of the tenant).
 	 */
-	static WlStmt stmt WL_KEPT = {
+	static WlStmt parks_stmt WL_KEPT = {
 		"SELECT w.project, w.session, w.run, w.checkpoint_id,"
 		" pg_catalog.min(a.id COLLATE pg_catalog.\"C\")"
 		" FROM pg_catalog.unnest($2) a(id),"
@@ -448,7 +461,7 @@ wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at)
 		"  OFFSET 0) w"
 		" GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
 		2, {TEXTOID, TEXTARRAYOID},
-		.generic = true, .name = "settle.parks_awaiting_any"
+		.generic = true, .name = "settle.parks_of_many"
 	};
 	Datum		values[2];
 	uint64		found;
@@ -460,10 +473,24 @@ wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at)
 		return;
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(task_ids);
-	found = wl_exec_latest(&stmt, values, NULL);
+	found = wl_exec_latest(&awaited, values, NULL);
 	if (found == 0)
 		return;
-	parks = palloc(sizeof(Park) * found);
+	if (found < (uint64) ArrayGetNItems(ARR_NDIM(task_ids), ARR_DIMS(task_ids)))
+	{
+		Datum	   *elems = palloc(sizeof(Datum) * found);
+
+		for (uint64 i = 0; i < found; i++)
+		{
+			bool		isnull;
+
+			elems[i] = wl_result_datum(i, 1, &isnull);
+		}
+		values[1] = PointerGetDatum(construct_array(elems, (int) found, TEXTOID, -1, false,
+													TYPALIGN_INT));
+	}
+	found = wl_exec_latest(&parks_stmt, values, NULL);
+	parks = palloc(sizeof(Park) * Max(found, 1));
 	for (uint64 i = 0; i < found; i++)
 	{
 		bool		isnull;
