@@ -46,6 +46,44 @@ export class StateTooLargeError extends LimitExceededError {
   }
 }
 
+// Text PostgreSQL cannot keep as sent: a NUL, or half of a surrogate pair
+// (which the driver would turn into U+FFFD, so that two ids become one).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+function unkept(s) {
+  return s.includes('\u0000') || LONE_SURROGATE.test(s);
+}
+// JSON text that may hold such a character: an escape \u0000 or \ud800 to
+// \udfff (after an even number of backslashes, which escape each other).
+// JSON.stringify writes both escaped and a whole surrogate pair as it is.
+const UNKEPT_JSON = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f])/i;
+
+// Its length in characters, as the server counts them (code points).
+function chars(s) {
+  let n = 0;
+  for (const _ of s) n++; // eslint-disable-line no-unused-vars
+  return n;
+}
+
+// An identifier (thread id, namespace, project, session, a pending write's
+// task id and channel): a non-empty string the server keeps as sent, of at
+// most max characters (Infinity: the server judges the length).
+function identifier(v, what, max = MAX_ID, empty = false) {
+  if (typeof v !== 'string' || (v === '' && !empty) || chars(v) > max || unkept(v)) {
+    const most = Number.isFinite(max) ? ` of at most ${max} characters` : '';
+    throw new InvalidConfigError(`${what} must be a ${empty ? '' : 'non-empty '}string${most} `
+      + `without NUL or an unpaired surrogate, not ${describe(v)}`);
+  }
+  return v;
+}
+
+// JSON text (a checkpoint's body, metadata, a metadata filter) jsonb can hold.
+function jsonText(text, what) {
+  if (UNKEPT_JSON.test(text) && UNKEPT_JSON.test(JSON.stringify(JSON.parse(text)))) {
+    throw new InvalidConfigError(`${what} holds a NUL or an unpaired surrogate, which jsonb cannot keep`);
+  }
+  return text;
+}
+
 function describe(v) {
   return typeof v === 'string' ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v) : String(v);
 }
@@ -53,31 +91,30 @@ function describe(v) {
 // The worklist run of a thread id.
 function threadRun(threadId) {
   if (typeof threadId === 'number' && Number.isFinite(threadId)) threadId = String(threadId);
-  if (typeof threadId !== 'string' || threadId === '' || threadId.length > MAX_ID) {
-    throw new InvalidConfigError(`thread_id must be a non-empty string of at most ${MAX_ID} characters `
-      + `(it names a worklist run), not ${describe(threadId)}`);
-  }
-  return threadId;
+  return identifier(threadId, 'thread_id (it names a worklist run)');
 }
 
 function namespace(ns) {
   if (ns === undefined || ns === null) return '';
-  if (typeof ns !== 'string' || ns.includes(SEP) || ns.length > MAX_ID - 2) {
-    throw new InvalidConfigError(`checkpoint_ns must be a string of at most ${MAX_ID - 2} characters `
-      + `without U+001F, not ${describe(ns)}`);
+  if (typeof ns === 'string' && ns.includes(SEP)) {
+    throw new InvalidConfigError(`checkpoint_ns must not contain U+001F, not ${describe(ns)}`);
   }
-  return ns;
+  return identifier(ns, 'checkpoint_ns', MAX_ID - 2, true);
 }
 
 // A name (checkpoint id, channel) within a namespace, as worklist keeps it.
+// U+001F separates the two, so a name holds none: a checkpoint id or
+// channel of the root namespace could otherwise be taken for one of
+// another namespace.
 function qualify(ns, name, what) {
-  if (typeof name !== 'string' || name === '') {
-    throw new InvalidConfigError(`${what} must be a non-empty string, not ${describe(name)}`);
+  if (typeof name !== 'string' || name === '' || name.includes(SEP) || unkept(name)) {
+    throw new InvalidConfigError(`${what} must be a non-empty string without U+001F, NUL or an unpaired `
+      + `surrogate, not ${describe(name)}`);
   }
   const key = ns === '' ? name : `${ns}${SEP}${name}`;
-  if (key.length > MAX_ID) {
+  if (chars(key) > MAX_ID) {
     throw new InvalidConfigError(`${what} ${describe(name)} in namespace ${describe(ns)} makes an identifier `
-      + `of ${key.length} characters; worklist keeps at most ${MAX_ID}`);
+      + `of ${chars(key)} characters; worklist keeps at most ${MAX_ID}`);
   }
   return key;
 }
@@ -91,17 +128,24 @@ export class WorklistSaver extends BaseCheckpointSaver {
   // new WorklistSaver({ project, session, tenant, ...pg connection config })
   constructor({ project, session = 'langgraph', worklist, serde, tenant, ...config } = {}) {
     super(serde);
-    if (typeof project !== 'string' || project === '' || project.length > MAX_ID) {
-      throw new InvalidConfigError('`project` must be a non-empty string of at most 256 characters');
-    }
-    if (typeof session !== 'string' || session === '' || session.length > MAX_ID) {
-      throw new InvalidConfigError('`session` must be a non-empty string of at most 256 characters');
-    }
+    identifier(project, '`project`');
+    identifier(session, '`session`');
     this.project = project;
     this.session = session;
     this.ownWorklist = !worklist;
     this.worklist = worklist || new Worklist({ tenant, ...config });
     this.leases = new Map(); // thread id -> ThreadLease held by this saver
+  }
+
+  // A channel's next version: one more than the greatest, plus a random
+  // fraction.  Versions stay numbers and increase, as LangGraph compares
+  // them, and two branches of a thread -- a fork from an older checkpoint
+  // (updateState on a past config) and the run that went on from it --
+  // never give one channel the same version: values are kept by (channel,
+  // version), and the first value kept for a pair is the one read.
+  getNextVersion(current) {
+    if (typeof current === 'string') return super.getNextVersion(current);
+    return Math.floor(typeof current === 'number' ? current : 0) + 1 + Math.random();
   }
 
   async end() {
@@ -219,7 +263,7 @@ export class WorklistSaver extends BaseCheckpointSaver {
       cursor = [bRun, qualify(namespace(b.checkpoint_ns), b.checkpoint_id, 'checkpoint_id')];
     }
     let left = limit ?? Infinity;
-    const filterText = metadata === null ? null : JSON.stringify(metadata);
+    const filterText = metadata === null ? null : jsonText(JSON.stringify(metadata), 'the filter of list()');
     while (left > 0) {
       const lim = Math.min(left, PAGE);
       const rows = await this.query('list', LIST,
@@ -252,9 +296,10 @@ export class WorklistSaver extends BaseCheckpointSaver {
       vals.push(await encodeValue(this.serde, values[channel]));
     }
     const [, metaBytes] = await this.serde.dumpsTyped(metadata ?? {});
-    const meta = new TextDecoder().decode(metaBytes);
+    const meta = jsonText(new TextDecoder().decode(metaBytes), 'the checkpoint\'s metadata');
+    const bodyText = jsonText(JSON.stringify(body), 'the checkpoint');
     await this.fenced(run, `the checkpoint of thread ${describe(run)}`, (fence) => {
-      const args = [this.project, this.session, run, id, JSON.stringify(body), meta, ns, parent, fence];
+      const args = [this.project, this.session, run, id, bodyText, meta, ns, parent, fence];
       return channels.length === 0
         ? this.query('put', PUT, args)
         : this.query('put values', PUT_WITH_VALUES, [...args, channels, versions, `[${vals.join(',')}]`]);
@@ -275,11 +320,12 @@ export class WorklistSaver extends BaseCheckpointSaver {
     for (let i = 0; i < writes.length; i++) {
       const [channel, value] = writes[i];
       idx.push(WRITES_IDX_MAP[channel] ?? i);
-      channels.push(channel);
+      channels.push(identifier(channel, 'the channel of a pending write', Infinity));
       vals.push(await encodeValue(this.serde, value));
     }
     await this.fenced(run, `a pending write of thread ${describe(run)}`, (fence) => this.query('put writes', PUT_WRITES,
-      [this.project, this.session, run, id, String(taskId), idx, channels, `[${vals.join(',')}]`, taskPath ?? '', fence]));
+      [this.project, this.session, run, id, identifier(String(taskId), 'the task id of a pending write', Infinity), idx,
+        channels, `[${vals.join(',')}]`, identifier(taskPath ?? '', 'task_path', Infinity, true), fence]));
   }
 
   // Removes the thread's checkpoints, values and pending writes (delete_run);
