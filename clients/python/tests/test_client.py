@@ -287,6 +287,28 @@ class Errors(Base):
                        'c', {}, fence=7)
         self.assertEqual((e.fence, e.current_fence), (7, None))
 
+    def test_wl007_float_fence(self):
+        # a float is refused before it is sent: the cast would round it,
+        # and a stale fence of 9.5 pass as the current 10
+        lease = self.service.claim_run('p', 's', 'f2', 'w1', timedelta(minutes=1))
+        for fence in (lease.fence - 0.5, float(lease.fence), True):
+            with self.assertRaises(TypeError):
+                self.service.write_checkpoint('p', 's', 'f2', 'c', {}, fence=fence)
+        with self.assertRaises(TypeError):
+            self.service.put_writes('p', 's', 'f2', 'c', 't', [0.5], ['ch'], [1], fence=lease.fence)
+        self.assertIsNone(self.service.read_checkpoint('p', 's', 'f2', 'c'))
+
+    def test_unsendable_text(self):
+        # NUL and a lone surrogate: an InvalidArgumentError naming the
+        # argument, before anything is sent
+        for bad in ('a\x00b', 'a\ud800'):
+            e = self.check(worklist.InvalidArgumentError, self.service.open_task, bad, 'c', ['checker'])
+            self.assertEqual(e.argument, 'id')
+            self.assertIsNone(e.sqlstate)
+            e = self.check(worklist.InvalidArgumentError, self.service.open_task, 'ok', 'c', ['checker', bad])
+            self.assertEqual(e.argument, 'roles')
+        self.assertIsNone(self.service.task('ok'))
+
     def test_42501(self):
         stranger = Client(TENANT, dbname=DB.name, user=DB.roles['stranger'])
         member = Client(TENANT, dbname=DB.name, user=DB.roles['member'])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import numbers
 import random
 import time
 from datetime import datetime, timedelta
@@ -28,8 +29,8 @@ from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, Tup
 
 import psycopg2
 
-from .errors import (ConfigurationError, ConnectionLostError, SerializationError,
-                     from_driver)
+from .errors import (ConfigurationError, ConnectionLostError, InvalidArgumentError,
+                     SerializationError, from_driver)
 from .types import (Checkpoint, ClaimedRun, DurableRun, DurableRunPage, Retention,
                     RunLeaseRow, RunValue, RunWrite, Settled, SweepResult, Task, TaskEvent, TicketEvent,
                     TicketFold, build)
@@ -42,9 +43,38 @@ _TENANT = "SELECT pg_catalog.set_config('worklist.tenant', %s, true) AS tenant"
 _SET_TENANT = _TENANT + ' OFFSET 0'
 
 
-def _encode(sqltype: str, value: Any) -> Any:
+def _unsendable(text: str) -> bool:
+    """Text PostgreSQL cannot take: a NUL, or a lone surrogate (no UTF-8)."""
+    if '\x00' in text:
+        return True
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _encode(name: str, sqltype: str, value: Any) -> Any:
     if value is None:
         return None
+    if sqltype in ('bigint', 'integer', 'integer[]'):
+        # a float would be rounded by the cast (a fence of 9.5 becomes 10)
+        many = sqltype == 'integer[]'
+        if many and isinstance(value, (str, bytes)):
+            raise TypeError('an array argument must be a sequence, not a string')
+        ints = list(value) if many else [value]
+        for v in ints:
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError('argument "%s" (%s) takes ints, not %s'
+                                % (name, sqltype, type(v).__name__))
+        return [int(v) for v in ints] if many else int(value)
+    if sqltype in ('text', 'text[]'):
+        texts = [value] if isinstance(value, str) else (
+            value if not isinstance(value, (str, bytes)) else [])
+        if any(isinstance(t, str) and _unsendable(t) for t in texts):
+            raise InvalidArgumentError(
+                'argument "%s" contains a NUL or an unpaired surrogate, which PostgreSQL '
+                'text cannot hold' % name)
     if sqltype == 'jsonb':
         return json.dumps(value)
     if sqltype == 'jsonb[]':
@@ -237,7 +267,7 @@ class Client:
         set_tenant = not self._in_transaction
         query = _statement(verb, sent, returns, set_tenant)
         # the verb's arguments come first in the text, the tenant last
-        params = [_encode(sqltype, value) for _, sqltype, value in sent]
+        params = [_encode(name, sqltype, value) for name, sqltype, value in sent]
         return self._execute(query, params + ([self.tenant] if set_tenant else []))
 
     def _scalar(self, verb: str, args: Sequence[Arg] = (), required: int = 0) -> Any:
