@@ -184,5 +184,33 @@ SELECT task_id, run FROM worklist.run_park_task WHERE tenant = 'run_park_retenti
 SELECT worklist.erase_tenant() > 0 AS erased;
 SET worklist.tenant = 'run_park';
 
+-- A settlement finds the parks of its task by the task, whatever the
+-- statistics said when the session planned it: here run_park_task was
+-- last analyzed holding one row (autovacuum kept away), and a later
+-- session settles one task of a tenant that has 300 parks.  It reads a
+-- few rows, not every park of the tenant.
+ALTER TABLE worklist.run_park_task SET (autovacuum_enabled = off);
+SET worklist.tenant = 'run_park_plans';
+SELECT park_tasks FROM worklist.park_run('pp', 's', 'r0', 'c1', ARRAY[(worklist.open_task('one', 'c', '{r}')).id]);
+ANALYZE worklist.run_park_task;
+SELECT count(*) AS parked FROM generate_series(1, 300) g,
+       worklist.park_run('pp', 's', 'r' || g, 'c1', ARRAY[(worklist.open_task('p' || g, 'c', '{r}')).id]);
+SELECT (worklist.claim('p7', 'w', '{r}')).holder;
+\c
+SET worklist.tenant = 'run_park_plans';
+BEGIN;
+CREATE TEMP TABLE reads_before AS
+SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read) AS n
+  FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist';
+SELECT worklist.complete('p7', 'w', '{}');
+SELECT (SELECT sum(coalesce(idx_tup_fetch, 0) + seq_tup_read)
+          FROM pg_stat_xact_user_tables WHERE schemaname = 'worklist') - b.n < 50 AS reads_little
+  FROM reads_before b;
+COMMIT;
+SELECT park_resolved_at IS NOT NULL AS resolved FROM worklist.read_checkpoint('pp', 's', 'r7', 'c1');
+ALTER TABLE worklist.run_park_task RESET (autovacuum_enabled);
+SELECT worklist.erase_tenant() > 0 AS erased;
+SET worklist.tenant = 'run_park';
+
 -- Leave no fence behind for the tests that follow (they set the sequence).
 SELECT worklist.erase_tenant() > 0 AS erased;

@@ -78,9 +78,11 @@ CREATE TABLE worklist.run_park_task (
 	resolved		boolean NOT NULL DEFAULT false,
 	PRIMARY KEY (tenant, task_id, project, session, run, checkpoint_id)
 );
--- the records of one run's parks (resolving one, forgetting them)
+-- the records of one run's parks (resolving one, forgetting them); the
+-- tenant last, so that no plan can take this index for a look-up of a
+-- task's parks by the tenant alone (the primary key serves those)
 CREATE INDEX run_park_task_run ON worklist.run_park_task
-	(tenant, project, session, run, checkpoint_id);
+	(project, session, run, checkpoint_id, tenant);
 -- Runs as a queue of work (section 6): the lease claim_next_run hands out.
 CREATE TYPE worklist.claimed_run AS (
 	project				text,
