@@ -287,9 +287,20 @@ some_member(Oid role)
 	return found;
 }
 
+/*
+ * The member's write verb running: set when it is judged in time at its
+ * start, cleared when it is judged again at its end (wl_trust_verb_done),
+ * when the next verb enters its tenant, and when the transaction or the
+ * verb's subtransaction ends (wl_trust_verb_forget).
+ */
+static bool member_writing = false;
+static char member_write_verb[NAMEDATALEN];
+
+static void late_write(bool begun);
+
 /* Refuse a member's write that comes late after its transaction's now(). */
 static void
-refuse_late(FunctionCallInfo fcinfo, int128 late, const char *what)
+refuse_late(const char *verb, int128 late, const char *what)
 {
 	Interval	off;
 
@@ -297,7 +308,7 @@ refuse_late(FunctionCallInfo fcinfo, int128 late, const char *what)
 	off.time = (int64) Min(late, (int128) PG_INT64_MAX);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for %s in tenant \"%s\"", verb_name(fcinfo),
+			 errmsg("permission denied for %s in tenant \"%s\"", verb,
 					wl_tenant_setting),
 			 errdetail("%s %s after its transaction's now(); worklist.max_clock_skew is %s.",
 					   what,
@@ -334,11 +345,39 @@ trust_write(FunctionCallInfo fcinfo)
 	late = (int128) GetCurrentStatementStartTimestamp() -
 		(int128) GetCurrentTransactionStartTimestamp();
 	if (late > max_clock_skew_us)
-		refuse_late(fcinfo, late, "The statement started");
-	late = (int128) GetCurrentTimestamp() -
+		refuse_late(verb_name(fcinfo), late, "The statement started");
+	strlcpy(member_write_verb, verb_name(fcinfo), sizeof(member_write_verb));
+	member_writing = true;
+	late_write(true);
+}
+
+/*
+ * Refuse the member's write verb running when it is called (begun) or
+ * done more than max(skew, 1 second) after its transaction began.
+ */
+static void
+late_write(bool begun)
+{
+	int128		late = (int128) GetCurrentTimestamp() -
 		(int128) GetCurrentTransactionStartTimestamp();
+
 	if (late > Max(max_clock_skew_us, USECS_PER_SEC))
-		refuse_late(fcinfo, late, "The write comes");
+		refuse_late(member_write_verb, late, begun ? "The write comes" : "The write is done");
+}
+
+void
+wl_trust_verb_done(void)
+{
+	if (!member_writing)
+		return;
+	member_writing = false;
+	late_write(false);
+}
+
+void
+wl_trust_verb_forget(void)
+{
+	member_writing = false;
 }
 
 /*

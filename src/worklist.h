@@ -272,6 +272,17 @@ extern void wl_trust_init(void);
  */
 extern text *wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks);
 
+/*
+ * A member's write verb, judged in time when it began, is judged again
+ * when its statements are done (wl_spi_end calls this): a verb that waited
+ * on a lock past max(worklist.max_clock_skew, 1 second) after its
+ * transaction began is refused (42501), as its stamps would be that old.
+ * Does nothing for any other verb or binding.
+ */
+extern void wl_trust_verb_done(void);
+/* Forget the member's write verb running (the verb or its transaction ended). */
+extern void wl_trust_verb_forget(void);
+
 /* ----------
  * SPI layer (spi.c)
  * ----------
