@@ -196,10 +196,7 @@ spi_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
-	{
 		spi_depth = 0;
-		wl_trust_verb_forget();
-	}
 }
 
 static void
@@ -208,11 +205,10 @@ spi_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB && spi_depth > 0 &&
 		spi_depth_level >= GetCurrentTransactionNestLevel())
-	{
 		spi_depth = 0;
-		wl_trust_verb_forget();
-	}
 }
+
+void		(*wl_spi_verb_done_hook) (void) = NULL;
 
 bool
 wl_in_verb(void)
@@ -263,8 +259,8 @@ wl_spi_end(WlSpi *spi)
 	Assert(spi->active);
 	if (spi_depth > 0)
 		spi_depth--;
-	if (spi_depth == 0)
-		wl_trust_verb_done();
+	if (spi_depth == 0 && wl_spi_verb_done_hook != NULL)
+		wl_spi_verb_done_hook();
 	AtEOXact_GUC(true, spi->guc_level);
 	SetUserIdAndSecContext(spi->save_userid, spi->save_sec_context);
 	spi->active = false;

@@ -279,8 +279,6 @@ wl_tenant_enter(void)
 	const char *problem = tenant_problem(tenant);
 	WlBinding	binding;
 
-	wl_trust_verb_forget();
-
 	wl_caller_binding = WL_BINDING_NONE;
 	if (problem)
 		ereport(ERROR,

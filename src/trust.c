@@ -129,6 +129,8 @@ check_clock_skew(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+static void verb_done(void);
+
 static void
 assign_clock_skew(const char *newval, void *extra)
 {
@@ -138,6 +140,7 @@ assign_clock_skew(const char *newval, void *extra)
 void
 wl_trust_init(void)
 {
+	wl_spi_verb_done_hook = verb_done;
 	DefineCustomStringVariable("worklist.max_clock_skew",
 							   "How far from now() a member's write verbs may set their clock.",
 							   "An interval; the bound is inclusive.",
@@ -288,12 +291,13 @@ some_member(Oid role)
 }
 
 /*
- * The member's write verb running: set when it is judged in time at its
- * start, cleared when it is judged again at its end (wl_trust_verb_done),
- * when the next verb enters its tenant, and when the transaction or the
- * verb's subtransaction ends (wl_trust_verb_forget).
+ * The member's write verb running, and the statement it runs in: set when
+ * it is judged in time at its start, and judged again when its statements
+ * are done (verb_done).  A verb that ends without statements leaves them
+ * set, but its statement's start is then another statement's.
  */
 static bool member_writing = false;
+static TimestampTz member_write_statement;
 static char member_write_verb[NAMEDATALEN];
 
 static void late_write(bool begun);
@@ -347,6 +351,7 @@ trust_write(FunctionCallInfo fcinfo)
 	if (late > max_clock_skew_us)
 		refuse_late(verb_name(fcinfo), late, "The statement started");
 	strlcpy(member_write_verb, verb_name(fcinfo), sizeof(member_write_verb));
+	member_write_statement = GetCurrentStatementStartTimestamp();
 	member_writing = true;
 	late_write(true);
 }
@@ -365,19 +370,20 @@ late_write(bool begun)
 		refuse_late(member_write_verb, late, begun ? "The write comes" : "The write is done");
 }
 
-void
-wl_trust_verb_done(void)
+/*
+ * A member's write verb, judged in time when it began, is judged again
+ * when its statements are done: a verb that waited on a row lock past
+ * max(worklist.max_clock_skew, 1 second) after its transaction began is
+ * refused (42501), as its stamps would be that old.
+ */
+static void
+verb_done(void)
 {
 	if (!member_writing)
 		return;
 	member_writing = false;
-	late_write(false);
-}
-
-void
-wl_trust_verb_forget(void)
-{
-	member_writing = false;
+	if (member_write_statement == GetCurrentStatementStartTimestamp())
+		late_write(false);
 }
 
 /*

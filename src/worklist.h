@@ -272,16 +272,6 @@ extern void wl_trust_init(void);
  */
 extern text *wl_tenant_enter_as(FunctionCallInfo fcinfo, const WlTrustArg *checks);
 
-/*
- * A member's write verb, judged in time when it began, is judged again
- * when its statements are done (wl_spi_end calls this): a verb that waited
- * on a lock past max(worklist.max_clock_skew, 1 second) after its
- * transaction began is refused (42501), as its stamps would be that old.
- * Does nothing for any other verb or binding.
- */
-extern void wl_trust_verb_done(void);
-/* Forget the member's write verb running (the verb or its transaction ended). */
-extern void wl_trust_verb_forget(void);
 
 /* ----------
  * SPI layer (spi.c)
@@ -347,6 +337,12 @@ typedef struct WlSpi
 extern void wl_spi_begin(WlSpi *spi);
 /* Is this backend running a verb's statements (between the two)? */
 extern bool wl_in_verb(void);
+/*
+ * Called by wl_spi_end when a verb's statements are done (the outermost
+ * wl_spi_end), if set: a layer above judges the verb again there (trust.c
+ * sets it, at load).
+ */
+extern void (*wl_spi_verb_done_hook) (void);
 /*
  * The role that called the verb running (current_user when it began, as
  * opposed to the extension's owner it runs its statements as); outside a
