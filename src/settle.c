@@ -320,27 +320,42 @@ lock_unless_held(WlStmt *skip, WlStmt *exists, const Park *p)
 	return wl_exec_latest(exists, (Datum *) p->key, NULL) == 0;
 }
 
-/* Is any of tasks (a text[]) of the tenant still pending, as of now? */
+/*
+ * Is any of tasks (a text[]) of the tenant still pending, as of now?  The
+ * tasks are looked at from the one after after (a task of them that just
+ * settled; NULL: from the first) to the end, then from the first: tasks
+ * settled one after another in the order of the park, or in the reverse
+ * order, find a pending one at once, where looking from the first each
+ * time would pass every task settled so far.
+ */
 static bool
-any_pending(text *tenant, Datum tasks)
+any_pending(text *tenant, Datum tasks, const char *after)
 {
 	static WlStmt stmt WL_KEPT = {
 		/*
-		 * Each task by its whole key, a scalar subquery per element: a
+		 * Each task by its whole key, a scalar subquery per element, taken
+		 * in the order above (sorted before any is looked up, OFFSET 0): a
 		 * join planned on empty tables hashed every task of the tenant.
 		 */
-		"SELECT EXISTS (SELECT FROM pg_catalog.unnest($2) a(id)"
+		"SELECT EXISTS (SELECT FROM (SELECT a.id FROM pg_catalog.unnest($2) WITH ORDINALITY a(id, i)"
+		"  ORDER BY a.i OPERATOR(pg_catalog.<=) COALESCE(pg_catalog.array_position($2, $3), 0), a.i"
+		"  OFFSET 0) o"
 		" WHERE (SELECT " PENDING("t") " FROM worklist.task t"
-		"        WHERE t.tenant" EQ "$1 AND t.id" EQ "a.id))",
-		2, {TEXTOID, TEXTARRAYOID},
+		"        WHERE t.tenant" EQ "$1 AND t.id" EQ "o.id))",
+		3, {TEXTOID, TEXTARRAYOID, TEXTOID},
 		.generic = true, .name = "settle.any_pending"
 	};
-	Datum		values[2];
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
 	bool		isnull;
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = tasks;
-	(void) wl_exec_latest(&stmt, values, NULL);
+	if (after == NULL)
+		nulls[2] = 'n';
+	else
+		values[2] = CStringGetTextDatum(after);
+	(void) wl_exec_latest(&stmt, values, nulls);
 	return DatumGetBool(wl_result_datum(0, 1, &isnull));
 }
 
@@ -406,7 +421,7 @@ settle_park(text *tenant, const Park *p, const char *task_id, TimestampTz at)
 					 errhint("The transaction might succeed if retried.")));
 		return;
 	}
-	if (!any_pending(tenant, tasks))
+	if (!any_pending(tenant, tasks, task_id))
 		resolve_park(p, at);
 }
 
