@@ -235,6 +235,26 @@ typedef struct Park
 } Park;
 
 /*
+ * The parks of the tenant whose project, session, run and checkpoint id are
+ * columns 1 to 4 of the last result's found rows.  palloc'd.
+ */
+static Park *
+result_parks(text *tenant, uint64 found)
+{
+	Park	   *parks = palloc(sizeof(Park) * Max(found, 1));
+
+	for (uint64 i = 0; i < found; i++)
+	{
+		bool		isnull;
+
+		parks[i].key[0] = PointerGetDatum(tenant);
+		for (int col = 1; col <= 4; col++)
+			parks[i].key[col] = wl_result_datum(i, col, &isnull);
+	}
+	return parks;
+}
+
+/*
  * The unresolved parks that await task (tenant, task_id), read in the
  * latest committed state (a park committed after a REPEATABLE READ
  * snapshot must be found too).  palloc'd; *n their number.
@@ -252,22 +272,12 @@ parks_awaiting(text *tenant, text *task_id, int *n)
 	};
 	Datum		values[2];
 	uint64		found;
-	Park	   *parks;
 
 	values[0] = PointerGetDatum(tenant);
 	values[1] = PointerGetDatum(task_id);
 	found = wl_exec_latest(&stmt, values, NULL);
-	parks = palloc(sizeof(Park) * Max(found, 1));
-	for (uint64 i = 0; i < found; i++)
-	{
-		bool		isnull;
-
-		parks[i].key[0] = PointerGetDatum(tenant);
-		for (int col = 1; col <= 4; col++)
-			parks[i].key[col] = wl_result_datum(i, col, &isnull);
-	}
 	*n = (int) found;
-	return parks;
+	return result_parks(tenant, found);
 }
 
 /* Lock the run row of a park, waiting for it (it may be gone). */
@@ -505,15 +515,7 @@ wl_tasks_settled(text *tenant, ArrayType *task_ids, TimestampTz at)
 													TYPALIGN_INT));
 	}
 	found = wl_exec_latest(&parks_stmt, values, NULL);
-	parks = palloc(sizeof(Park) * Max(found, 1));
-	for (uint64 i = 0; i < found; i++)
-	{
-		bool		isnull;
-
-		parks[i].key[0] = PointerGetDatum(tenant);
-		for (int col = 1; col <= 4; col++)
-			parks[i].key[col] = wl_result_datum(i, col, &isnull);
-	}
+	parks = result_parks(tenant, found);
 	ids = wl_result_column(found, 5);
 	for (uint64 i = 0; i < found; i++)
 		settle_park(tenant, &parks[i], ids[i], at);

@@ -254,15 +254,20 @@ trust_clock(FunctionCallInfo fcinfo, int argno, const char *argname)
 	}
 }
 
+/* The name of verb function fn, for messages (only on the way to an error). */
+static char *
+fn_name(Oid fn)
+{
+	char	   *name = OidIsValid(fn) ? get_func_name(fn) : NULL;
+
+	return name ? name : pstrdup("this verb");
+}
+
 /* The verb being called, for messages (only on the way to an error). */
 static char *
 verb_name(FunctionCallInfo fcinfo)
 {
-	char	   *name = NULL;
-
-	if (fcinfo->flinfo && OidIsValid(fcinfo->flinfo->fn_oid))
-		name = get_func_name(fcinfo->flinfo->fn_oid);
-	return name ? name : pstrdup("this verb");
+	return fn_name(fcinfo->flinfo ? fcinfo->flinfo->fn_oid : InvalidOid);
 }
 
 /*
@@ -291,20 +296,19 @@ some_member(Oid role)
 }
 
 /*
- * The member's write verb running, and the statement it runs in: set when
- * it is judged in time at its start, and judged again when its statements
- * are done (verb_done).  A verb that ends without statements leaves them
- * set, but its statement's start is then another statement's.
+ * The member's write verb running (its function, named only in an error),
+ * and the statement it runs in: set when it is judged in time at its
+ * start, and judged again when its statements are done (verb_done).  A
+ * verb that ends without statements leaves them set, but its statement's
+ * start is then another statement's.
  */
 static bool member_writing = false;
 static TimestampTz member_write_statement;
-static char member_write_verb[NAMEDATALEN];
+static Oid	member_write_fn = InvalidOid;
 
-static void late_write(bool begun);
-
-/* Refuse a member's write that comes late after its transaction's now(). */
+/* Refuse a member's write verb fn that comes late after its transaction's now(). */
 static void
-refuse_late(const char *verb, int128 late, const char *what)
+refuse_late(Oid fn, int128 late, const char *what)
 {
 	Interval	off;
 
@@ -312,13 +316,27 @@ refuse_late(const char *verb, int128 late, const char *what)
 	off.time = (int64) Min(late, (int128) PG_INT64_MAX);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for %s in tenant \"%s\"", verb,
+			 errmsg("permission denied for %s in tenant \"%s\"", fn_name(fn),
 					wl_tenant_setting),
 			 errdetail("%s %s after its transaction's now(); worklist.max_clock_skew is %s.",
 					   what,
 					   DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&off))),
 					   GetConfigOption("worklist.max_clock_skew", false, false)),
 			 errhint("A member writes at the present time: write in a transaction of its own.")));
+}
+
+/*
+ * Refuse the member's write verb running when it is called (begun) or
+ * done more than max(skew, 1 second) after its transaction began.
+ */
+static void
+late_write(bool begun)
+{
+	int128		late = (int128) GetCurrentTimestamp() -
+		(int128) GetCurrentTransactionStartTimestamp();
+
+	if (late > Max(max_clock_skew_us, USECS_PER_SEC))
+		refuse_late(member_write_fn, late, begun ? "The write comes" : "The write is done");
 }
 
 static void
@@ -340,34 +358,20 @@ trust_write(FunctionCallInfo fcinfo)
 						   GetUserNameFromId(me, false), member),
 				 errhint("Its members act as themselves: connect, or SET ROLE, as the member's own role.")));
 	/*
-	 * Late is judged twice: when the statement began (the contract's
-	 * rule), and when the verb is called, so that a statement that waits
-	 * before it writes cannot backdate the write either.  The second
-	 * allows at least a second, so that a skew of 0 still admits a write
-	 * at the start of its transaction.
+	 * Late is judged when the statement began (the contract's rule), and,
+	 * so that neither a statement that waits before it writes nor a verb
+	 * that waits on a lock can backdate the write, when the verb is called
+	 * and when it is done (late_write: at least a second, so that a skew
+	 * of 0 still admits a write at the start of its transaction).
 	 */
 	late = (int128) GetCurrentStatementStartTimestamp() -
 		(int128) GetCurrentTransactionStartTimestamp();
+	member_write_fn = fcinfo->flinfo ? fcinfo->flinfo->fn_oid : InvalidOid;
 	if (late > max_clock_skew_us)
-		refuse_late(verb_name(fcinfo), late, "The statement started");
-	strlcpy(member_write_verb, verb_name(fcinfo), sizeof(member_write_verb));
+		refuse_late(member_write_fn, late, "The statement started");
 	member_write_statement = GetCurrentStatementStartTimestamp();
 	member_writing = true;
 	late_write(true);
-}
-
-/*
- * Refuse the member's write verb running when it is called (begun) or
- * done more than max(skew, 1 second) after its transaction began.
- */
-static void
-late_write(bool begun)
-{
-	int128		late = (int128) GetCurrentTimestamp() -
-		(int128) GetCurrentTransactionStartTimestamp();
-
-	if (late > Max(max_clock_skew_us, USECS_PER_SEC))
-		refuse_late(member_write_verb, late, begun ? "The write comes" : "The write is done");
 }
 
 /*
